@@ -1,0 +1,56 @@
+package dev.waterline.auth;
+
+import java.util.Optional;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.stereotype.Component;
+import org.springframework.web.servlet.HandlerInterceptor;
+
+/**
+ * Authenticates every {@code /api/**} call except the dev-token endpoint: a valid
+ * {@code Authorization: Bearer} token or 401. Controllers read the user with {@link #userId}.
+ */
+@Component
+public class ApiAuthentication implements HandlerInterceptor {
+
+    private static final String USER = ApiAuthentication.class.getName() + ".user";
+
+    private final Tokens tokens;
+
+    public ApiAuthentication(Tokens tokens) {
+        this.tokens = tokens;
+    }
+
+    @Override
+    public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) throws Exception {
+        Optional<String> user = bearer(request.getHeader(HttpHeaders.AUTHORIZATION)).flatMap(tokens::verify);
+        if (user.isEmpty()) {
+            response.setStatus(HttpServletResponse.SC_UNAUTHORIZED);
+            response.setHeader(HttpHeaders.WWW_AUTHENTICATE, "Bearer");
+            response.setContentType(MediaType.APPLICATION_JSON_VALUE);
+            response.getWriter().write("{\"error\":\"unauthorized\",\"message\":\"missing, malformed, forged or expired bearer token\"}");
+            return false;
+        }
+        request.setAttribute(USER, user.get());
+        return true;
+    }
+
+    /** The token inside an {@code Authorization: Bearer ...} header value. */
+    public static Optional<String> bearer(String header) {
+        if (header == null || header.length() < 7 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return Optional.empty();
+        }
+        return Optional.of(header.substring(7).strip());
+    }
+
+    public static String userId(HttpServletRequest request) {
+        Object user = request.getAttribute(USER);
+        if (user == null) {
+            throw new IllegalStateException("request was not authenticated");
+        }
+        return (String) user;
+    }
+}

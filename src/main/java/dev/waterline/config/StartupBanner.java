@@ -1,0 +1,37 @@
+package dev.waterline.config;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.context.event.EventListener;
+import org.springframework.core.env.Environment;
+import org.springframework.stereotype.Component;
+
+/** Tells, once the server listens, how to get a token and connect. */
+@Component
+class StartupBanner {
+
+    private static final Log log = LogFactory.getLog(StartupBanner.class);
+
+    private final Environment env;
+
+    StartupBanner(Environment env) {
+        this.env = env;
+    }
+
+    @EventListener
+    void ready(WebServerInitializedEvent event) {
+        int port = event.getWebServer().getPort();
+        boolean devTokens = env.getProperty("waterline.auth.dev-tokens", Boolean.class, false);
+        String base = "http://localhost:" + port;
+        if (devTokens) {
+            log.info("Waterline is up on " + base + ". Get a dev token: curl -s -X POST " + base
+                    + "/api/dev/tokens -H 'Content-Type: application/json' -d '{\"userId\":\"alice\"}'"
+                    + " ; then connect: ws://localhost:" + port + "/ws?access_token=<token>");
+        }
+        else {
+            log.info("Waterline is up on " + base + ". Connect to ws://localhost:" + port
+                    + "/ws with 'Authorization: Bearer <HS256 JWT signed with waterline.auth.jwt-secret>' (dev tokens are off)");
+        }
+    }
+}

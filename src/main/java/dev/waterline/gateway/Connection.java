@@ -1,0 +1,91 @@
+package dev.waterline.gateway;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.waterline.session.ClientSession;
+import io.github.bucket4j.Bucket;
+import org.springframework.web.socket.CloseStatus;
+import org.springframework.web.socket.TextMessage;
+import org.springframework.web.socket.WebSocketSession;
+import org.springframework.web.socket.handler.ConcurrentWebSocketSessionDecorator;
+
+/** One WebSocket connection: its writer, its send credits and its rate limit. */
+final class Connection implements ClientSession {
+
+    private final ConcurrentWebSocketSessionDecorator out;
+    private final String userId;
+    private final String sessionId;
+    private final Bucket rate;
+    private final int maxInflight;
+    private final AtomicInteger inflight = new AtomicInteger();
+
+    Connection(WebSocketSession ws, String userId, String sessionId, GatewayProperties limits) {
+        this.out = new ConcurrentWebSocketSessionDecorator(ws, (int) limits.sendTimeLimit().toMillis(),
+                (int) limits.sendBufferLimit().toBytes(), ConcurrentWebSocketSessionDecorator.OverflowStrategy.TERMINATE);
+        this.userId = userId;
+        this.sessionId = sessionId;
+        this.maxInflight = limits.maxInflightSends();
+        int perSecond = limits.maxSendsPerSecond();
+        this.rate = Bucket.builder()
+                .addLimit(limit -> limit.capacity(perSecond).refillGreedy(perSecond, Duration.ofSeconds(1)))
+                .build();
+    }
+
+    @Override
+    public String userId() {
+        return userId;
+    }
+
+    @Override
+    public String sessionId() {
+        return sessionId;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return out.isOpen();
+    }
+
+    @Override
+    public boolean send(String frame) {
+        if (!out.isOpen()) {
+            return false;
+        }
+        try {
+            out.sendMessage(new TextMessage(frame));
+            return true;
+        }
+        catch (Exception e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close(int code, String reason) {
+        try {
+            out.close(new CloseStatus(code, reason));
+        }
+        catch (Exception e) {
+            // already closed or broken: nothing more to do
+        }
+    }
+
+    /** Takes one send credit and one token of rate; false when either is exhausted. */
+    boolean admitSend() {
+        if (inflight.incrementAndGet() > maxInflight) {
+            inflight.decrementAndGet();
+            return false;
+        }
+        if (!rate.tryConsume(1)) {
+            inflight.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /** Returns the credit of a send that has been answered. */
+    void answered() {
+        inflight.decrementAndGet();
+    }
+}

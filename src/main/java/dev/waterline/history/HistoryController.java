@@ -1,0 +1,62 @@
+package dev.waterline.history;
+
+import java.util.List;
+
+import dev.waterline.auth.ApiAuthentication;
+import dev.waterline.chat.ChatRepository;
+import dev.waterline.web.ApiException;
+import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * PROTOCOL.md §4. {@code since} is resolved to its seq within the chat; anything unresolvable
+ * (unknown, purged, another chat's) pages from the beginning of retained history, so recovery
+ * degrades to a full sync and never to a gap.
+ */
+@RestController
+class HistoryController {
+
+    record Page(List<HistoryMessage> messages, boolean hasMore) {
+    }
+
+    private final HistoryRepository history;
+    private final ChatRepository chats;
+
+    HistoryController(HistoryRepository history, ChatRepository chats) {
+        this.history = history;
+        this.chats = chats;
+    }
+
+    @GetMapping("/api/chats/{chatId}/messages")
+    Page messages(HttpServletRequest request, @PathVariable String chatId,
+                  @RequestParam(required = false) String since,
+                  @RequestParam(required = false) String limit) {
+        int pageSize = parseLimit(limit);
+        if (!chats.isMember(chatId, ApiAuthentication.userId(request))) {
+            throw ApiException.notFound();
+        }
+        long after = history.seqOf(chatId, since);
+        List<HistoryMessage> rows = history.after(chatId, after, pageSize + 1);
+        boolean hasMore = rows.size() > pageSize;
+        return new Page(hasMore ? rows.subList(0, pageSize) : rows, hasMore);
+    }
+
+    private static int parseLimit(String limit) {
+        if (limit == null) {
+            return 100;
+        }
+        try {
+            int n = Integer.parseInt(limit.strip());
+            if (n >= 1 && n <= 1000) {
+                return n;
+            }
+        }
+        catch (NumberFormatException e) {
+            // falls through to the error below
+        }
+        throw ApiException.invalid("limit must be an integer from 1 to 1000");
+    }
+}

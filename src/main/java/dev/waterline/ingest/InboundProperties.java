@@ -1,0 +1,26 @@
+package dev.waterline.ingest;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * {@code waterline.inbound.*}.
+ *
+ * @param queueSize sends waiting to be persisted; past it a send gets {@code overloaded}. Default 8000.
+ * @param batchSize most sends one group-commit transaction carries. Default 36.
+ * @param linger how long a batch waits for company after its first send. Default 5 ms.
+ * @param writers concurrent group-commit transactions. Default 2.
+ * @param idempotencyWindow how long a (sender, correlationId) maps to the message it created. Default 24 h.
+ * @param retries attempts of one batch when a concurrent batch committed the same key first. Default 3.
+ */
+@ConfigurationProperties("waterline.inbound")
+public record InboundProperties(
+        @DefaultValue("8000") int queueSize,
+        @DefaultValue("36") int batchSize,
+        @DefaultValue("5ms") Duration linger,
+        @DefaultValue("2") int writers,
+        @DefaultValue("24h") Duration idempotencyWindow,
+        @DefaultValue("3") int retries) {
+}

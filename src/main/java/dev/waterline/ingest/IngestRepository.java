@@ -1,0 +1,237 @@
+package dev.waterline.ingest;
+
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import com.github.f4b6a3.ulid.UlidCreator;
+import dev.waterline.outbox.OutboxRow;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Repository;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The group-commit transaction. Everything one batch writes happens in one transaction, in
+ * this order: look up already-used idempotency keys; lock the batch's chat rows in id order
+ * (so concurrent batches never deadlock); read their members; reserve each chat's seq range;
+ * insert history; insert one outbox row per recipient; claim the idempotency keys. Nothing is
+ * visible until commit, and every seq of a chat commits in seq order because the chat row stays
+ * locked until then (I1, I6, I7).
+ */
+@Repository
+class IngestRepository {
+
+    /** 1: text[] senders, 2: text[] correlation ids (pairwise), 3: idempotency window in ms. */
+    private static final String USED_KEYS = """
+            SELECT k.sender_id, k.correlation_id, k.chat_id, k.seq, k.message_id, k.sent_at
+            FROM send_idempotency k
+            JOIN unnest(?::text[], ?::text[]) AS u(sender_id, correlation_id)
+              ON k.sender_id = u.sender_id AND k.correlation_id = u.correlation_id
+            WHERE k.created_at > now() - (? * interval '1 millisecond')
+            """;
+
+    /** 1: text[] chat ids. Locks in a fixed order; also tells which chats exist. */
+    private static final String LOCK_CHATS = """
+            SELECT chat_id FROM chats WHERE chat_id = ANY (?::text[]) ORDER BY chat_id FOR UPDATE
+            """;
+
+    /** 1: text[] chat ids. */
+    private static final String MEMBERS = """
+            SELECT chat_id, user_id FROM chat_members WHERE chat_id = ANY (?::text[])
+            """;
+
+    /** 1: text[] chat ids, 2: bigint[] messages per chat (pairwise). Returns each chat's new last seq. */
+    private static final String RESERVE_SEQS = """
+            UPDATE chats c SET last_seq = c.last_seq + v.n
+            FROM unnest(?::text[], ?::bigint[]) AS v(chat_id, n)
+            WHERE c.chat_id = v.chat_id
+            RETURNING c.chat_id, c.last_seq
+            """;
+
+    /** 1: sent_at for the batch, 2..7: pairwise arrays of chat id, seq, message id, sender, correlation id, body. */
+    private static final String INSERT_HISTORY = """
+            INSERT INTO message_history (chat_id, seq, message_id, sender_id, correlation_id, body, sent_at)
+            SELECT chat_id, seq, message_id, sender_id, correlation_id, body, ?
+            FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
+                 AS h(chat_id, seq, message_id, sender_id, correlation_id, body)
+            """;
+
+    /**
+     * 1: sent_at, 2: first due time in ms from now (the fast path's window: one lease),
+     * 3..9: pairwise arrays of recipient, chat id, seq, message id, sender, correlation id, body.
+     */
+    private static final String INSERT_OUTBOX = """
+            INSERT INTO outbox (recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, sent_at, due_at)
+            SELECT recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, ?,
+                   now() + (? * interval '1 millisecond')
+            FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
+                 AS o(recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body)
+            RETURNING id, recipient_id, message_id
+            """;
+
+    /**
+     * Claims each key, or takes over one older than the window. A key another transaction holds
+     * within the window returns no row, and the batch is retried. 1: sent_at, 2..6: pairwise
+     * arrays of sender, correlation id, chat id, seq, message id, 7: window in ms.
+     */
+    private static final String CLAIM_KEYS = """
+            INSERT INTO send_idempotency (sender_id, correlation_id, chat_id, seq, message_id, sent_at)
+            SELECT sender_id, correlation_id, chat_id, seq, message_id, ?
+            FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[])
+                 AS k(sender_id, correlation_id, chat_id, seq, message_id)
+            ON CONFLICT (sender_id, correlation_id) DO UPDATE
+              SET chat_id = EXCLUDED.chat_id, seq = EXCLUDED.seq, message_id = EXCLUDED.message_id,
+                  sent_at = EXCLUDED.sent_at, created_at = EXCLUDED.created_at
+              WHERE send_idempotency.created_at <= now() - (? * interval '1 millisecond')
+            RETURNING 1
+            """;
+
+    /** 1: cut-off, 2: chunk. */
+    private static final String PURGE_KEYS = """
+            DELETE FROM send_idempotency
+            WHERE ctid = ANY (ARRAY(SELECT ctid FROM send_idempotency WHERE created_at < ? LIMIT ?))
+            """;
+
+    /** What became of one send key. */
+    sealed interface Outcome {
+    }
+
+    record Accepted(String messageId, String chatId, long seq, String sentAt, boolean replay) implements Outcome {
+    }
+
+    record NotFound() implements Outcome {
+    }
+
+    record Result(Map<SendRequest.Key, Outcome> outcomes, List<OutboxRow> rows) {
+    }
+
+    /** A concurrent batch claimed one of this batch's keys first: roll back and try again. */
+    static final class KeyTaken extends RuntimeException {
+        KeyTaken() {
+            super("an idempotency key was claimed by a concurrent batch", null, false, false);
+        }
+    }
+
+    private final JdbcTemplate jdbc;
+    private final TransactionTemplate tx;
+
+    IngestRepository(JdbcTemplate jdbc, TransactionTemplate tx) {
+        this.jdbc = jdbc;
+        this.tx = tx;
+    }
+
+    /** Persists one batch of sends with distinct keys. */
+    Result commit(List<SendRequest> sends, Instant now, Duration window, Duration firstDue) {
+        return tx.execute(status -> commitInTransaction(sends, now, window, firstDue));
+    }
+
+    private Result commitInTransaction(List<SendRequest> sends, Instant now, Duration window, Duration firstDue) {
+        Map<SendRequest.Key, Outcome> outcomes = new HashMap<>();
+        Timestamp sentAt = Timestamp.from(now);
+        String sentAtText = now.toString();
+
+        String[] senders = sends.stream().map(SendRequest::senderId).toArray(String[]::new);
+        String[] correlations = sends.stream().map(SendRequest::correlationId).toArray(String[]::new);
+        jdbc.query(USED_KEYS, rs -> {
+            outcomes.put(new SendRequest.Key(rs.getString(1), rs.getString(2)), new Accepted(
+                    rs.getString(5), rs.getString(3), rs.getLong(4), rs.getTimestamp(6).toInstant().toString(), true));
+        }, senders, correlations, window.toMillis());
+
+        List<SendRequest> fresh = sends.stream().filter(s -> !outcomes.containsKey(s.key())).toList();
+        if (fresh.isEmpty()) {
+            return new Result(outcomes, List.of());
+        }
+        String[] chatIds = fresh.stream().map(SendRequest::chatId).distinct().sorted().toArray(String[]::new);
+        Set<String> existing = new HashSet<>(jdbc.queryForList(LOCK_CHATS, String.class, (Object) chatIds));
+        Map<String, TreeSet<String>> members = new HashMap<>();
+        jdbc.query(MEMBERS, rs -> {
+            members.computeIfAbsent(rs.getString(1), k -> new TreeSet<>()).add(rs.getString(2));
+        }, (Object) chatIds);
+
+        List<SendRequest> valid = new ArrayList<>(fresh.size());
+        Map<String, Long> perChat = new LinkedHashMap<>();
+        for (SendRequest s : fresh) {
+            TreeSet<String> m = members.get(s.chatId());
+            if (!existing.contains(s.chatId()) || m == null || !m.contains(s.senderId())) {
+                outcomes.put(s.key(), new NotFound());
+            }
+            else {
+                valid.add(s);
+                perChat.merge(s.chatId(), 1L, Long::sum);
+            }
+        }
+        if (valid.isEmpty()) {
+            return new Result(outcomes, List.of());
+        }
+
+        Map<String, Long> nextSeq = new HashMap<>();
+        jdbc.query(RESERVE_SEQS, rs -> {
+            String chat = rs.getString(1);
+            nextSeq.put(chat, rs.getLong(2) - perChat.get(chat) + 1);
+        }, perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray());
+
+        int n = valid.size();
+        String[] hChat = new String[n], hMsg = new String[n], hSender = new String[n], hCorr = new String[n], hBody = new String[n];
+        long[] hSeq = new long[n];
+        List<String> oRecipient = new ArrayList<>(), oChat = new ArrayList<>(), oMsg = new ArrayList<>(),
+                oSender = new ArrayList<>(), oCorr = new ArrayList<>(), oBody = new ArrayList<>();
+        List<Long> oSeq = new ArrayList<>();
+        Map<String, Integer> indexOfMessage = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            SendRequest s = valid.get(i);
+            long seq = nextSeq.merge(s.chatId(), 1L, Long::sum) - 1;
+            String messageId = UlidCreator.getMonotonicUlid().toString();
+            hChat[i] = s.chatId();
+            hSeq[i] = seq;
+            hMsg[i] = messageId;
+            hSender[i] = s.senderId();
+            hCorr[i] = s.correlationId();
+            hBody[i] = s.body();
+            indexOfMessage.put(messageId, i);
+            outcomes.put(s.key(), new Accepted(messageId, s.chatId(), seq, sentAtText, false));
+            for (String recipient : members.get(s.chatId())) {
+                if (!recipient.equals(s.senderId())) {
+                    oRecipient.add(recipient);
+                    oChat.add(s.chatId());
+                    oSeq.add(seq);
+                    oMsg.add(messageId);
+                    oSender.add(s.senderId());
+                    oCorr.add(s.correlationId());
+                    oBody.add(s.body());
+                }
+            }
+        }
+
+        jdbc.update(INSERT_HISTORY, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody);
+
+        List<OutboxRow> rows = new ArrayList<>(oRecipient.size());
+        if (!oRecipient.isEmpty()) {
+            jdbc.query(INSERT_OUTBOX, rs -> {
+                int i = indexOfMessage.get(rs.getString(3));
+                rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), hChat[i], hSeq[i], hMsg[i], hSender[i], hCorr[i],
+                        hBody[i], sentAtText, 0));
+            }, sentAt, firstDue.toMillis(), oRecipient.toArray(String[]::new), oChat.toArray(String[]::new),
+                    oSeq.stream().mapToLong(Long::longValue).toArray(), oMsg.toArray(String[]::new),
+                    oSender.toArray(String[]::new), oCorr.toArray(String[]::new), oBody.toArray(String[]::new));
+        }
+
+        List<Integer> claimed = jdbc.queryForList(CLAIM_KEYS, Integer.class, sentAt, hSender, hCorr, hChat, hSeq, hMsg,
+                window.toMillis());
+        if (claimed.size() != n) {
+            throw new KeyTaken();
+        }
+        return new Result(outcomes, rows);
+    }
+
+    int purgeKeysOlderThan(Instant cutoff, int chunk) {
+        return jdbc.update(PURGE_KEYS, Timestamp.from(cutoff), chunk);
+    }
+}

@@ -1,0 +1,92 @@
+package dev.waterline.metrics;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.stereotype.Component;
+
+/**
+ * Every series PROTOCOL.md §5 names, with dotted Micrometer names that export as the listed
+ * Prometheus names (counters gain {@code _total}). Tagged counters are registered for every tag
+ * value up front.
+ */
+@Component
+public class WaterlineMetrics {
+
+    public static final String[] REJECT_REASONS = {
+            "overloaded", "rate_limited", "invalid", "too_large", "not_found", "unavailable"};
+    public static final String[] REAPERS = {"idle", "overload", "attempts"};
+
+    private final MeterRegistry registry;
+    private final Counter accepted;
+    private final Counter fastDeliveries;
+    private final Counter pollerDeliveries;
+    private final Counter acks;
+    private final AtomicLong outboxDepth = new AtomicLong();
+    private final AtomicLong outboxOldestAgeSeconds = new AtomicLong();
+    private final AtomicLong safeDeleteId = new AtomicLong();
+
+    public WaterlineMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        accepted = Counter.builder("waterline.messages.accepted").description("sends committed").register(registry);
+        fastDeliveries = deliveries("fast");
+        pollerDeliveries = deliveries("poller");
+        acks = Counter.builder("waterline.acks").description("deliveries acked").register(registry);
+        for (String reason : REJECT_REASONS) {
+            rejected(reason);
+        }
+        for (String reaper : REAPERS) {
+            withdrawals(reaper);
+        }
+        Gauge.builder("waterline.outbox.depth", outboxDepth, AtomicLong::get)
+                .description("rows in the outbox").register(registry);
+        Gauge.builder("waterline.outbox.oldest.age.seconds", outboxOldestAgeSeconds, AtomicLong::get)
+                .description("age of the oldest outbox row").register(registry);
+        Gauge.builder("waterline.safe.delete.id", safeDeleteId, AtomicLong::get)
+                .description("the current reclaim line").register(registry);
+    }
+
+    private Counter deliveries(String path) {
+        return Counter.builder("waterline.deliveries").tag("path", path)
+                .description("message frames written to sockets").register(registry);
+    }
+
+    public void accepted(int n) {
+        accepted.increment(n);
+    }
+
+    public void delivered(boolean fastPath, int n) {
+        (fastPath ? fastDeliveries : pollerDeliveries).increment(n);
+    }
+
+    public void acked(int n) {
+        acks.increment(n);
+    }
+
+    public Counter rejected(String reason) {
+        return Counter.builder("waterline.sends.rejected").tag("reason", reason)
+                .description("sends not accepted").register(registry);
+    }
+
+    public Counter withdrawals(String reaper) {
+        return Counter.builder("waterline.reaper.withdrawals").tag("reaper", reaper)
+                .description("clients withdrawn from live delivery").register(registry);
+    }
+
+    public void outbox(long depth, long oldestAgeSeconds) {
+        outboxDepth.set(depth);
+        outboxOldestAgeSeconds.set(oldestAgeSeconds);
+    }
+
+    public void safeDeleteId(long id) {
+        safeDeleteId.set(id);
+    }
+
+    /** Registers a gauge whose value its owner computes: connections, queue depths. */
+    public void gauge(String name, String description, Supplier<Number> value) {
+        Gauge.builder(name, value).description(description).register(registry);
+    }
+}

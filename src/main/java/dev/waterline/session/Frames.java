@@ -1,0 +1,57 @@
+package dev.waterline.session;
+
+import java.util.Map;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Server-to-client frames of PROTOCOL.md §3, serialised once here so every writer agrees. */
+public final class Frames {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private Frames() {
+    }
+
+    public record Welcome(String type, String userId, String sessionId, Map<String, Object> limits) {
+    }
+
+    public record Accepted(String type, String correlationId, String messageId, String chatId, long seq, String sentAt) {
+    }
+
+    public record Message(String type, long deliveryId, String messageId, String correlationId, String chatId,
+                          long seq, String senderId, String body, String sentAt) {
+    }
+
+    public record Read(String type, String chatId, String userId, long seq) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Error(String type, String code, String message, String correlationId) {
+    }
+
+    public static String welcome(String userId, String sessionId, Map<String, Object> limits) {
+        return JSON.writeValueAsString(new Welcome("welcome", userId, sessionId, limits));
+    }
+
+    public static String accepted(String correlationId, String messageId, String chatId, long seq, String sentAt) {
+        return JSON.writeValueAsString(new Accepted("accepted", correlationId, messageId, chatId, seq, sentAt));
+    }
+
+    public static String message(long deliveryId, String messageId, String correlationId, String chatId, long seq,
+                                 String senderId, String body, String sentAt) {
+        return JSON.writeValueAsString(new Message("message", deliveryId, messageId, correlationId, chatId, seq, senderId, body, sentAt));
+    }
+
+    public static String read(String chatId, String userId, long seq) {
+        return JSON.writeValueAsString(new Read("read", chatId, userId, seq));
+    }
+
+    public static String error(String code, String message, String correlationId) {
+        return JSON.writeValueAsString(new Error("error", code, message, correlationId));
+    }
+
+    public static String pong() {
+        return "{\"type\":\"pong\"}";
+    }
+}

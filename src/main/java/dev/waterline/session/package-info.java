@@ -1,0 +1,7 @@
+/**
+ * The live-connection model every capability shares without depending on the WebSocket gateway:
+ * {@link dev.waterline.session.ClientSession} (one connected client), the
+ * {@link dev.waterline.session.SessionRegistry} that enforces one active session per user, and
+ * the server-to-client {@link dev.waterline.session.Frames}. Calls nothing else.
+ */
+package dev.waterline.session;
