@@ -1,0 +1,62 @@
+package dev.waterline.gateway;
+
+import java.time.Duration;
+
+import dev.waterline.support.Api;
+import dev.waterline.support.WaterlineIntegrationTest;
+import dev.waterline.support.WsClient;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@WaterlineIntegrationTest
+class MessagePathIntegrationTests {
+
+    @LocalServerPort
+    int port;
+
+    Api api;
+
+    @BeforeEach
+    void setUp() {
+        api = new Api(port);
+    }
+
+    @Test
+    void aSentMessageIsAcceptedThenDeliveredToTheConnectedRecipient() {
+        String alice = api.token("mp-alice");
+        String bob = api.token("mp-bob");
+        String chat = api.createChat(alice, "mp-bob");
+        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
+            JsonNode welcome = a.next("welcome");
+            assertThat(welcome.get("userId").asString()).isEqualTo("mp-alice");
+            assertThat(welcome.get("limits").get("maxBodyChars").asInt()).isEqualTo(4000);
+            b.next("welcome");
+
+            a.sendMessage("c-1", chat, "hello bob");
+            JsonNode accepted = a.answer("c-1");
+            assertThat(accepted.get("type").asString()).isEqualTo("accepted");
+            assertThat(accepted.get("chatId").asString()).isEqualTo(chat);
+            assertThat(accepted.get("seq").asLong()).isEqualTo(1);
+            assertThat(accepted.get("messageId").asString()).hasSize(26);
+            assertThat(accepted.get("sentAt").asString()).endsWith("Z");
+
+            JsonNode message = b.next("message");
+            assertThat(message.get("deliveryId").isIntegralNumber()).isTrue();
+            assertThat(message.get("messageId").asString()).isEqualTo(accepted.get("messageId").asString());
+            assertThat(message.get("correlationId").asString()).isEqualTo("c-1");
+            assertThat(message.get("senderId").asString()).isEqualTo("mp-alice");
+            assertThat(message.get("body").asString()).isEqualTo("hello bob");
+            assertThat(message.get("seq").asLong()).isEqualTo(1);
+            assertThat(message.get("sentAt").asString()).isEqualTo(accepted.get("sentAt").asString());
+            b.ack(message.get("deliveryId").asLong());
+
+            assertThat(api.history(bob, chat, null, 100)).extracting(m -> m.get("body").asString()).containsExactly("hello bob");
+            a.send(java.util.Map.of("type", "ping"));
+            a.next(f -> "pong".equals(f.path("type").asString()), Duration.ofSeconds(5));
+        }
+    }
+}

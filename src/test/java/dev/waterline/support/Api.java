@@ -1,0 +1,108 @@
+package dev.waterline.support;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** A plain HTTP client for the REST contract (PROTOCOL.md §1, §2, §4), as a third-party client would use it. */
+public final class Api {
+
+    public static final JsonMapper JSON = JsonMapper.builder().build();
+
+    public record Response(int status, JsonNode body) {
+    }
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final int port;
+
+    public Api(int port) {
+        this.port = port;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String token(String userId) {
+        Response r = post("/api/dev/tokens", null, Map.of("userId", userId));
+        if (r.status() != 200) {
+            throw new IllegalStateException("dev token refused: " + r);
+        }
+        return r.body().get("token").asString();
+    }
+
+    /** Creates a chat as {@code token}'s user with these other members; returns its id. */
+    public String createChat(String token, String... members) {
+        Response r = post("/api/chats", token, Map.of("members", List.of(members)));
+        if (r.status() != 201) {
+            throw new IllegalStateException("chat not created: " + r);
+        }
+        return r.body().get("chatId").asString();
+    }
+
+    /** Every message of a chat after {@code since}, paging until hasMore is false. */
+    public List<JsonNode> history(String token, String chatId, String since, int limit) {
+        List<JsonNode> all = new ArrayList<>();
+        String cursor = since;
+        while (true) {
+            Response r = get("/api/chats/" + chatId + "/messages?limit=" + limit + (cursor == null ? "" : "&since=" + cursor), token);
+            if (r.status() != 200) {
+                throw new IllegalStateException("history failed: " + r);
+            }
+            JsonNode page = r.body().get("messages");
+            for (JsonNode m : page) {
+                all.add(m);
+                cursor = m.get("messageId").asString();
+            }
+            if (!r.body().get("hasMore").asBoolean()) {
+                return all;
+            }
+        }
+    }
+
+    public Response get(String path, String token) {
+        return send(request(path, token).GET());
+    }
+
+    public Response post(String path, String token, Object body) {
+        return postRaw(path, token, JSON.writeValueAsString(body));
+    }
+
+    public Response postRaw(String path, String token, String body) {
+        return send(request(path, token).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    private HttpRequest.Builder request(String path, String token) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return b;
+    }
+
+    private Response send(HttpRequest.Builder b) {
+        try {
+            HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            JsonNode body = r.body() == null || r.body().isBlank() ? null : JSON.readTree(r.body());
+            return new Response(r.statusCode(), body);
+        }
+        catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
