@@ -87,17 +87,36 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         env.getPropertySources().addLast(new MapPropertySource("waterlineEmbedded", props));
     }
 
+    /**
+     * The embedded PostgreSQL for {@code dataDir}, started if need be, with {@code database}
+     * created in it; returns its port. For tests that must reach it through a proxy of their own.
+     */
+    public static int postgresPort(Path dataDir, boolean clean, String database) {
+        Path dir = dataDir.toAbsolutePath().normalize().resolve("postgres");
+        EmbeddedPostgres pg = POSTGRES.computeIfAbsent(dir, d -> startPostgres(d, clean, null));
+        createDatabaseIfMissing(pg, database);
+        return pg.getPort();
+    }
+
     private EmbeddedPostgres startPostgres(Path dir, boolean clean) {
+        return startPostgres(dir, clean, log);
+    }
+
+    private static EmbeddedPostgres startPostgres(Path dir, boolean clean, Log log) {
         try {
             Files.createDirectories(dir.getParent());
-            log.info("Starting embedded PostgreSQL with data in " + dir);
+            if (log != null) {
+                log.info("Starting embedded PostgreSQL with data in " + dir);
+            }
             EmbeddedPostgres pg = EmbeddedPostgres.builder()
                     .setDataDirectory(dir)
                     .setCleanDataDirectory(clean)
                     .setPGStartupWait(Duration.ofSeconds(60))
                     .setServerConfig("max_connections", "200")
                     .start();
-            log.info("Embedded PostgreSQL listening on 127.0.0.1:" + pg.getPort());
+            if (log != null) {
+                log.info("Embedded PostgreSQL listening on 127.0.0.1:" + pg.getPort());
+            }
             return pg;
         }
         catch (IOException e) {
