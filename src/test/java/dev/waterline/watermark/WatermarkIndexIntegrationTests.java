@@ -1,0 +1,105 @@
+package dev.waterline.watermark;
+
+import dev.waterline.session.ClientSession;
+import dev.waterline.support.WaterlineIntegrationTest;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The Lua scripts of the watermark index against a real Redis. */
+@WaterlineIntegrationTest
+class WatermarkIndexIntegrationTests {
+
+    /** A connection identity; the index only ever reads its user and session id. */
+    record Session(String userId, String sessionId) implements ClientSession {
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public boolean send(String frame) {
+            return true;
+        }
+
+        @Override
+        public void close(int code, String reason) {
+        }
+    }
+
+    @Autowired
+    WatermarkIndex index;
+
+    @Autowired
+    StringRedisTemplate redis;
+
+    @Test
+    void anOutOfOrderAckNeverLiftsThePinPastAGap() {
+        Session s = new Session("wm-gap", "s1");
+        index.connect(s);
+        index.deliver(s, new long[] {102, 103, 104});
+        assertThat(pin("wm-gap")).isEqualTo(102);
+
+        assertThat(index.ack(s, new long[] {104})).isEqualTo(1);
+        assertThat(pin("wm-gap")).isEqualTo(102);
+        assertThat(count("wm-gap")).isEqualTo("2");
+
+        index.ack(s, new long[] {102});
+        assertThat(pin("wm-gap")).isEqualTo(103);
+        index.ack(s, new long[] {103});
+        assertThat(redis.opsForZSet().score(WatermarkIndex.PINS, "wm-gap")).isNull();
+        assertThat(count("wm-gap")).isNull();
+    }
+
+    @Test
+    void theIndexTellsFirstDeliveriesRepeatsAndAckedRowsApart() {
+        Session s = new Session("wm-verdicts", "s1");
+        index.connect(s);
+        assertThat(index.deliver(s, new long[] {10, 11}).perId()).containsExactly(1, 1);
+        index.ack(s, new long[] {10});
+        assertThat(index.deliver(s, new long[] {10, 11, 12}).perId()).containsExactly(0, 2, 1);
+        assertThat(index.deliver(s, new long[] {10}).perId())
+                .as("the acked mark is consumed when the poller retires the row").containsExactly(1);
+    }
+
+    @Test
+    void anAckForAnIdNeverDeliveredChangesNothing() {
+        Session s = new Session("wm-unknown", "s1");
+        index.connect(s);
+        index.deliver(s, new long[] {7});
+        assertThat(index.ack(s, new long[] {6, 8})).isZero();
+        assertThat(pin("wm-unknown")).isEqualTo(7);
+        assertThat(redis.opsForZSet().size(WatermarkIndex.ackedKey("wm-unknown"))).isZero();
+    }
+
+    @Test
+    void aSupersededConnectionCanNeitherDeliverNorAckNorTearDownItsSuccessor() {
+        Session old = new Session("wm-epoch", "old");
+        Session current = new Session("wm-epoch", "new");
+        index.connect(old);
+        index.deliver(old, new long[] {1, 2});
+        index.connect(current);
+        assertThat(pin("wm-epoch")).as("the new epoch starts with nothing pending").isNull();
+
+        index.deliver(current, new long[] {5});
+        assertThat(index.deliver(old, new long[] {3}).current()).isFalse();
+        assertThat(index.ack(old, new long[] {5})).isZero();
+        assertThat(index.disconnect(old)).isFalse();
+        assertThat(pin("wm-epoch")).isEqualTo(5);
+
+        assertThat(index.disconnect(current)).isTrue();
+        assertThat(pin("wm-epoch")).isNull();
+        assertThat(redis.hasKey(WatermarkIndex.pendingKey("wm-epoch"))).isFalse();
+    }
+
+    private Double pin(String user) {
+        return redis.opsForZSet().score(WatermarkIndex.PINS, user);
+    }
+
+    private String count(String user) {
+        Object v = redis.opsForHash().get(WatermarkIndex.COUNTS, user);
+        return v == null ? null : v.toString();
+    }
+}
