@@ -88,6 +88,8 @@ class ChatsIntegrationTests {
         JsonNode first = chat(chats, withBob);
         assertThat(first.get("lastSeq").isIntegralNumber()).isTrue();
         assertThat(first.get("lastSeq").asLong()).isEqualTo(2);
+        assertThat(first.has("title")).as("an untitled chat still carries the title key").isTrue();
+        assertThat(first.get("title").isNull()).isTrue();
         assertThat(strings(first.get("members"))).containsExactlyInAnyOrder("ch-list-alice", "ch-list-bob");
         assertThat(chat(chats, aliceAlone).get("lastSeq").asLong()).isZero();
         assertThat(list(api.get("/api/chats", bob).body().get("chats")))
