@@ -32,8 +32,9 @@ import redis.embedded.RedisServer;
  * The zero-configuration mode. When no {@code spring.datasource.url} is configured it starts an
  * embedded PostgreSQL, and when no {@code spring.data.redis.host}/{@code url} is configured an
  * embedded Redis, both keeping their data under {@code waterline.embedded.data-dir} (default
- * {@code ./data}) so that it survives a restart. In that mode dev tokens default to on and a JWT
- * secret is generated once and kept beside the data.
+ * {@code ./data}) so that it survives a restart. When both are embedded (the zero-configuration
+ * mode) dev tokens default to on and, unless one is configured, a JWT secret is generated once and
+ * kept beside the data.
  *
  * <p>Servers are started once per JVM and per data directory and shared by every application
  * context in it (tests start several); they stop with the JVM. Properties are added with the
@@ -79,9 +80,12 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
             props.put("spring.data.redis.host", "127.0.0.1");
             props.put("spring.data.redis.port", REDIS_PORTS.get(dir));
         }
-        props.put("waterline.auth.dev-tokens", true);
-        if (!env.containsProperty("waterline.auth.jwt-secret")) {
-            props.put("waterline.auth.jwt-secret", jwtSecret(dataDir));
+        if (needPostgres && needRedis) {
+            // the zero-configuration mode: nothing was configured, so make it usable at once
+            props.put("waterline.auth.dev-tokens", true);
+            if (!env.containsProperty("waterline.auth.jwt-secret")) {
+                props.put("waterline.auth.jwt-secret", jwtSecret(dataDir));
+            }
         }
         props.put("waterline.embedded.active", true);
         env.getPropertySources().addLast(new MapPropertySource("waterlineEmbedded", props));
