@@ -1,0 +1,40 @@
+package dev.waterline.session;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class FramesUnitTests {
+
+    final JsonMapper json = JsonMapper.builder().build();
+
+    @Test
+    void aMessageFrameCarriesEveryFieldOfTheContractWithANumericDeliveryId() {
+        JsonNode f = json.readTree(Frames.message(42, "01J", "c-1", "chat", 7, "alice", "hi \"there\"\n", "2026-01-01T00:00:00Z"));
+        assertThat(f.get("type").asString()).isEqualTo("message");
+        assertThat(f.get("deliveryId").isIntegralNumber()).isTrue();
+        assertThat(f.get("deliveryId").asLong()).isEqualTo(42);
+        assertThat(f.get("seq").isIntegralNumber()).isTrue();
+        assertThat(f.get("body").asString()).isEqualTo("hi \"there\"\n");
+        assertThat(f.propertyNames()).containsExactlyInAnyOrder(
+                "type", "deliveryId", "messageId", "correlationId", "chatId", "seq", "senderId", "body", "sentAt");
+    }
+
+    @Test
+    void anErrorCarriesItsCorrelationIdOnlyWhenItAnswersASend() {
+        assertThat(json.readTree(Frames.error("invalid", "bad", null)).has("correlationId")).isFalse();
+        assertThat(json.readTree(Frames.error("too_large", "long", "c-9")).get("correlationId").asString()).isEqualTo("c-9");
+    }
+
+    @Test
+    void acceptedWelcomeReadAndPongHaveTheirTypes() {
+        assertThat(json.readTree(Frames.accepted("c", "m", "chat", 1, "t")).get("type").asString()).isEqualTo("accepted");
+        assertThat(json.readTree(Frames.welcome("u", "s", Map.of("maxBodyChars", 4000))).get("limits").get("maxBodyChars").asInt()).isEqualTo(4000);
+        assertThat(json.readTree(Frames.read("chat", "u", 3)).get("seq").asLong()).isEqualTo(3);
+        assertThat(json.readTree(Frames.pong()).get("type").asString()).isEqualTo("pong");
+    }
+}
