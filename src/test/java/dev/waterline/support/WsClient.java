@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -67,6 +68,10 @@ public final class WsClient implements AutoCloseable {
 
     public void sendRaw(String text) {
         socket.sendText(text, true).join();
+    }
+
+    public void sendBinary(byte[] data) {
+        socket.sendBinary(ByteBuffer.wrap(data), true).join();
     }
 
     public void send(Map<String, ?> frame) {
