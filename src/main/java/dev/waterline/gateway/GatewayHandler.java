@@ -3,6 +3,8 @@ package dev.waterline.gateway;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.IntStream;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.ingest.Ingest;
@@ -53,6 +55,8 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final WaterlineMetrics metrics;
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
+    private final ReentrantLock[] connectLocks = IntStream.range(0, 64).mapToObj(i -> new ReentrantLock())
+            .toArray(ReentrantLock[]::new);
     private volatile boolean running;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions, Ingest ingest,
@@ -80,12 +84,22 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         Connection conn = new Connection(ws, userId, UlidCreator.getMonotonicUlid().toString(), properties);
         ws.getAttributes().put(CONNECTION, conn);
         conn.send(Frames.welcome(userId, conn.sessionId(), limits));
-        ClientSession evicted = sessions.register(conn);
+        ClientSession evicted;
+        // Registry and Redis epoch must change together: two connections of one user racing here
+        // must not leave Redis naming the evicted one while the registry names the survivor.
+        ReentrantLock lock = connectLocks[Math.floorMod(userId.hashCode(), connectLocks.length)];
+        lock.lock();
         try {
-            watermark.connect(conn);
+            evicted = sessions.register(conn);
+            try {
+                watermark.connect(conn);
+            }
+            catch (RuntimeException e) {
+                log.warn("watermark index unavailable at connect of " + userId + ": " + e.getMessage());
+            }
         }
-        catch (RuntimeException e) {
-            log.warn("watermark index unavailable at connect of " + userId + ": " + e.getMessage());
+        finally {
+            lock.unlock();
         }
         if (evicted != null) {
             evicted.close(4009, "superseded by a newer connection");
@@ -153,8 +167,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         JsonNode corrNode = frame.get("correlationId");
         String corr = corrNode != null && corrNode.isString() ? corrNode.asString() : null;
         if (corr == null || corr.isEmpty() || corr.length() > MAX_CORRELATION_ID) {
-            reject(conn, "invalid", "correlationId must be a string of 1-" + MAX_CORRELATION_ID + " characters",
-                    corr == null ? null : abbreviate(corr));
+            reject(conn, "invalid", "correlationId must be a string of 1-" + MAX_CORRELATION_ID + " characters", corr);
             return;
         }
         JsonNode chatId = frame.get("chatId");

@@ -8,10 +8,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * {@code waterline.inbound.*}.
  *
- * @param queueSize sends waiting to be persisted; past it a send gets {@code overloaded}. Default 8000.
+ * @param queueSize sends waiting to be persisted, split evenly between the writers; past it a send
+ *                  gets {@code overloaded}. Default 8000.
  * @param batchSize most sends one group-commit transaction carries. Default 36.
  * @param linger how long a batch waits for company after its first send. Default 5 ms.
- * @param writers concurrent group-commit transactions. Default 2.
+ * @param writers concurrent group-commit transactions; chats are spread over them by id. Default 2.
  * @param idempotencyWindow how long a (sender, correlationId) maps to the message it created. Default 24 h.
  * @param retries attempts of one batch when a concurrent batch committed the same key first. Default 3.
  */

@@ -24,7 +24,8 @@ import org.springframework.stereotype.Component;
 /**
  * The inbound queue and its group-commit writers.
  *
- * <p>Loop ({@code writers} virtual threads): take one send, then gather more until the batch
+ * <p>Loop ({@code writers} virtual threads, each draining its own share of the bounded queue,
+ * sharded by chat so that a chat's sends commit in arrival order): take one send, then gather more until the batch
  * holds {@code batch-size} or {@code linger} has passed since the first (under load the queue
  * already holds a full batch, so batches grow with load without waiting); collapse sends that
  * share a (sender, correlationId); commit the batch in one transaction; only then answer every
@@ -45,7 +46,7 @@ public class Ingest implements SmartLifecycle {
     private final FastPath fastPath;
     private final WaterlineMetrics metrics;
     private final Clock clock;
-    private final BlockingQueue<SendRequest> queue;
+    private final List<BlockingQueue<SendRequest>> queues = new ArrayList<>();
     private final List<Thread> writers = new ArrayList<>();
     private volatile boolean running;
 
@@ -57,16 +58,24 @@ public class Ingest implements SmartLifecycle {
         this.fastPath = fastPath;
         this.metrics = metrics;
         this.clock = clock;
-        this.queue = new ArrayBlockingQueue<>(properties.queueSize());
-        metrics.gauge("waterline.inbound.queue.depth", "sends waiting to be persisted", queue::size);
+        int perWriter = Math.max(1, properties.queueSize() / properties.writers());
+        for (int i = 0; i < properties.writers(); i++) {
+            queues.add(new ArrayBlockingQueue<>(perWriter));
+        }
+        metrics.gauge("waterline.inbound.queue.depth", "sends waiting to be persisted",
+                () -> queues.stream().mapToInt(BlockingQueue::size).sum());
     }
 
-    /** Enqueues a send; false when the queue is full (the caller answers {@code overloaded}) or stopping. */
+    /**
+     * Enqueues a send; false when its queue is full (the caller answers {@code overloaded}) or
+     * the service is stopping. Each chat always goes to the same writer, so one client's sends to
+     * a chat are committed (and numbered) in the order it sent them.
+     */
     public boolean offer(SendRequest send) {
-        return running && queue.offer(send);
+        return running && queues.get(Math.floorMod(send.chatId().hashCode(), queues.size())).offer(send);
     }
 
-    private void write() {
+    private void write(BlockingQueue<SendRequest> queue) {
         List<SendRequest> batch = new ArrayList<>(properties.batchSize());
         long linger = properties.linger().toNanos();
         while (running || !queue.isEmpty()) {
@@ -171,7 +180,8 @@ public class Ingest implements SmartLifecycle {
     public void start() {
         running = true;
         for (int i = 0; i < properties.writers(); i++) {
-            writers.add(Thread.ofVirtual().name("group-commit-" + i).start(this::write));
+            BlockingQueue<SendRequest> queue = queues.get(i);
+            writers.add(Thread.ofVirtual().name("group-commit-" + i).start(() -> write(queue)));
         }
     }
 
