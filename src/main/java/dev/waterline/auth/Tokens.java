@@ -26,10 +26,14 @@ import org.springframework.stereotype.Component;
  *
  * <p>Only HS256 is accepted: the key selector admits no other algorithm, and nimbus refuses
  * unsecured ({@code alg: none}) tokens outright. {@code exp} is honoured when present (no clock
- * skew allowance beyond nimbus' default of 60 s); a token without {@code sub} is refused.
+ * skew allowance beyond nimbus' default of 60 s); a token without {@code sub}, or with one longer
+ * than {@link #MAX_SUBJECT}, is refused.
  */
 @Component
 public class Tokens {
+
+    /** Longest user id, the same bound every endpoint applies to ids in request bodies. */
+    public static final int MAX_SUBJECT = 128;
 
     private final DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
     private final MACSigner signer;
@@ -60,7 +64,7 @@ public class Tokens {
         }
         try {
             String sub = processor.process(token.strip(), null).getSubject();
-            return sub == null || sub.isBlank() ? Optional.empty() : Optional.of(sub);
+            return sub == null || sub.isBlank() || sub.length() > MAX_SUBJECT ? Optional.empty() : Optional.of(sub);
         }
         catch (ParseException | BadJOSEException | JOSEException e) {
             return Optional.empty();

@@ -30,7 +30,7 @@ public class ChatRepository {
 
     private static final String CHAT_FOR_MEMBER = """
             SELECT c.chat_id, c.title, c.last_seq,
-                   (SELECT array_agg(m.user_id ORDER BY m.user_id) FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
+                   (SELECT array_agg(m.user_id ORDER BY m.user_id COLLATE "C") FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
             FROM chats c
             WHERE c.chat_id = ?
               AND EXISTS (SELECT 1 FROM chat_members me WHERE me.chat_id = c.chat_id AND me.user_id = ?)
@@ -38,7 +38,7 @@ public class ChatRepository {
 
     private static final String CHATS_OF_USER = """
             SELECT c.chat_id, c.title, c.last_seq,
-                   (SELECT array_agg(m.user_id ORDER BY m.user_id) FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
+                   (SELECT array_agg(m.user_id ORDER BY m.user_id COLLATE "C") FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
             FROM chat_members me
             JOIN chats c ON c.chat_id = me.chat_id
             WHERE me.user_id = ?

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import io.micrometer.core.instrument.Counter;
 
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
@@ -39,21 +39,21 @@ public class FastPath implements SmartLifecycle {
 
     private final DeliveryProperties properties;
     private final SessionRegistry sessions;
-    private final WatermarkIndex watermark;
+    private final LiveIndex watermark;
     private final WaterlineMetrics metrics;
     private final BlockingQueue<OutboxRow> queue;
-    private final AtomicLong shed = new AtomicLong();
+    private final Counter shed;
     private final List<Thread> workers = new ArrayList<>();
     private volatile boolean running;
 
-    FastPath(DeliveryProperties properties, SessionRegistry sessions, WatermarkIndex watermark, WaterlineMetrics metrics) {
+    FastPath(DeliveryProperties properties, SessionRegistry sessions, LiveIndex watermark, WaterlineMetrics metrics) {
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
         this.metrics = metrics;
         this.queue = new ArrayBlockingQueue<>(properties.fastQueueSize());
         metrics.gauge("waterline.fast.queue.depth", "rows waiting for the fast path", queue::size);
-        metrics.gauge("waterline.fast.shed", "rows the fast path left to the poller (full queue)", shed::get);
+        this.shed = metrics.counter("waterline.fast.shed", "rows the fast path left to the poller (full queue)");
     }
 
     /** Offers committed rows; those of connected recipients that fit are pushed, the rest wait for the poller. */
@@ -63,7 +63,7 @@ public class FastPath implements SmartLifecycle {
         }
         for (OutboxRow row : rows) {
             if (sessions.get(row.recipientId()) != null && !queue.offer(row)) {
-                shed.incrementAndGet();
+                shed.increment();
             }
         }
     }

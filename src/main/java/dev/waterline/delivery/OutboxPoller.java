@@ -51,7 +51,7 @@ public class OutboxPoller implements SmartLifecycle {
     private final DeliveryProperties properties;
     private final OutboxRepository outbox;
     private final SessionRegistry sessions;
-    private final WatermarkIndex watermark;
+    private final LiveIndex watermark;
     private final WaterlineMetrics metrics;
     private final BlockingQueue<Outbound> queue;
     private final List<Thread> threads = new ArrayList<>();
@@ -59,7 +59,7 @@ public class OutboxPoller implements SmartLifecycle {
     private volatile boolean running;
 
     OutboxPoller(DeliveryProperties properties, OutboxRepository outbox, SessionRegistry sessions,
-                 WatermarkIndex watermark, WaterlineMetrics metrics) {
+                 LiveIndex watermark, WaterlineMetrics metrics) {
         this.properties = properties;
         this.outbox = outbox;
         this.sessions = sessions;

@@ -9,6 +9,7 @@ import org.springframework.web.socket.CloseStatus;
 import org.springframework.web.socket.TextMessage;
 import org.springframework.web.socket.WebSocketSession;
 import org.springframework.web.socket.handler.ConcurrentWebSocketSessionDecorator;
+import org.springframework.web.socket.handler.SessionLimitExceededException;
 
 /** One WebSocket connection: its writer, its send credits and its rate limit. */
 final class Connection implements ClientSession {
@@ -54,7 +55,13 @@ final class Connection implements ClientSession {
         }
         try {
             out.sendMessage(new TextMessage(frame));
-            return true;
+            return out.isOpen();
+        }
+        catch (SessionLimitExceededException e) {
+            // A client that does not read: its buffer or write time is spent. Withdraw it from live
+            // delivery; it recovers from history on reconnect.
+            close(4008, "withdrawn: not reading (send buffer or time limit exceeded)");
+            return false;
         }
         catch (Exception e) {
             return false;

@@ -3,8 +3,6 @@ package dev.waterline.gateway;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.IntStream;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.ingest.Ingest;
@@ -55,8 +53,6 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final WaterlineMetrics metrics;
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
-    private final ReentrantLock[] connectLocks = IntStream.range(0, 64).mapToObj(i -> new ReentrantLock())
-            .toArray(ReentrantLock[]::new);
     private volatile boolean running;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions, Ingest ingest,
@@ -84,23 +80,19 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         Connection conn = new Connection(ws, userId, UlidCreator.getMonotonicUlid().toString(), properties);
         ws.getAttributes().put(CONNECTION, conn);
         conn.send(Frames.welcome(userId, conn.sessionId(), limits));
-        ClientSession evicted;
-        // Registry and Redis epoch must change together: two connections of one user racing here
-        // must not leave Redis naming the evicted one while the registry names the survivor.
-        ReentrantLock lock = connectLocks[Math.floorMod(userId.hashCode(), connectLocks.length)];
-        lock.lock();
-        try {
-            evicted = sessions.register(conn);
+        // Registry and Redis epoch change together: two connections of one user racing here must
+        // not leave Redis naming the evicted one while the registry names the survivor.
+        ClientSession evicted = sessions.underUserLock(userId, () -> {
+            ClientSession previous = sessions.register(conn);
             try {
                 watermark.connect(conn);
             }
             catch (RuntimeException e) {
-                log.warn("watermark index unavailable at connect of " + userId + ": " + e.getMessage());
+                log.warn("watermark index unavailable at connect of " + userId + " (delivery re-asserts it later): "
+                        + e.getMessage());
             }
-        }
-        finally {
-            lock.unlock();
-        }
+            return previous;
+        });
         if (evicted != null) {
             evicted.close(4009, "superseded by a newer connection");
         }
@@ -272,7 +264,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         running = true;
     }
 
-    /** Shutdown: every client is told 1001 before the pipeline behind it drains. */
+    /** Shutdown: once ingest has answered what it held, every client is told 1001. */
     @Override
     public void stop() {
         running = false;
@@ -284,5 +276,11 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     @Override
     public boolean isRunning() {
         return running;
+    }
+
+    /** Stops after ingest has answered every queued send, before delivery stops. */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 100;
     }
 }

@@ -32,8 +32,9 @@ import org.springframework.stereotype.Component;
  * send and hand the outbox rows to the fast path. A batch that lost an idempotency race to a
  * concurrent batch is retried whole (the retry finds the key and answers with the original).
  * When the database cannot be reached, every send of the batch is answered {@code unavailable}
- * and nothing of it is written (the transaction rolls back). Stops with the context after the
- * gateway: writers first drain what is queued, so nothing that was enqueued goes unanswered.
+ * and nothing of it is written (the transaction rolls back). Stops first of all at shutdown:
+ * new sends are answered {@code overloaded}, writers drain and answer what is queued, and only
+ * then does the gateway close the sockets.
  */
 @Component
 public class Ingest implements SmartLifecycle {
@@ -125,7 +126,9 @@ public class Ingest implements SmartLifecycle {
         for (int attempt = 1; result == null; attempt++) {
             try {
                 Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
+                long t0 = System.nanoTime();
                 result = repository.commit(primaries, now, properties.idempotencyWindow(), delivery.lease());
+                metrics.batchCommitted(primaries.size(), System.nanoTime() - t0);
             }
             catch (IngestRepository.KeyTaken e) {
                 if (attempt >= properties.retries()) {
@@ -204,8 +207,9 @@ public class Ingest implements SmartLifecycle {
         return running;
     }
 
+    /** Stops first: drains and answers what is queued while sockets are still open. */
     @Override
     public int getPhase() {
-        return Integer.MAX_VALUE - 100;
+        return Integer.MAX_VALUE;
     }
 }

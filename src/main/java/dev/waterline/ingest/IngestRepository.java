@@ -78,8 +78,9 @@ class IngestRepository {
             """;
 
     /**
-     * Claims each key, or takes over one older than the window. A key another transaction holds
-     * within the window returns no row, and the batch is retried. 1: sent_at, 2..6: pairwise
+     * Claims each key, or takes over one older than the window, in key order so that two batches
+     * never wait on each other crosswise. A key another transaction holds within the window
+     * returns no row, and the batch is retried. 1: sent_at, 2..6: pairwise
      * arrays of sender, correlation id, chat id, seq, message id, 7: window in ms.
      */
     private static final String CLAIM_KEYS = """
@@ -87,6 +88,7 @@ class IngestRepository {
             SELECT sender_id, correlation_id, chat_id, seq, message_id, ?
             FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[])
                  AS k(sender_id, correlation_id, chat_id, seq, message_id)
+            ORDER BY sender_id, correlation_id
             ON CONFLICT (sender_id, correlation_id) DO UPDATE
               SET chat_id = EXCLUDED.chat_id, seq = EXCLUDED.seq, message_id = EXCLUDED.message_id,
                   sent_at = EXCLUDED.sent_at, created_at = EXCLUDED.created_at

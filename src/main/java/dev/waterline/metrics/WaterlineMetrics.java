@@ -25,6 +25,8 @@ public class WaterlineMetrics {
     private final Counter fastDeliveries;
     private final Counter pollerDeliveries;
     private final Counter acks;
+    private final io.micrometer.core.instrument.DistributionSummary batchSize;
+    private final io.micrometer.core.instrument.Timer batchCommit;
     private final AtomicLong outboxDepth = new AtomicLong();
     private final AtomicLong outboxOldestAgeSeconds = new AtomicLong();
     private final AtomicLong safeDeleteId = new AtomicLong();
@@ -35,6 +37,10 @@ public class WaterlineMetrics {
         fastDeliveries = deliveries("fast");
         pollerDeliveries = deliveries("poller");
         acks = Counter.builder("waterline.acks").description("deliveries acked").register(registry);
+        batchSize = io.micrometer.core.instrument.DistributionSummary.builder("waterline.inbound.batch.size")
+                .description("sends per group-commit transaction").register(registry);
+        batchCommit = io.micrometer.core.instrument.Timer.builder("waterline.inbound.batch.commit")
+                .description("duration of one group-commit transaction").register(registry);
         for (String reason : REJECT_REASONS) {
             rejected(reason);
         }
@@ -47,11 +53,29 @@ public class WaterlineMetrics {
                 .description("age of the oldest outbox row").register(registry);
         Gauge.builder("waterline.safe.delete.id", safeDeleteId, AtomicLong::get)
                 .description("the current reclaim line").register(registry);
+        Gauge.builder("waterline.process.resident.memory.bytes", WaterlineMetrics::residentBytes)
+                .description("resident set size of this process (Linux; -1 elsewhere)").register(registry);
+    }
+
+    private static double residentBytes() {
+        try {
+            String[] statm = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/statm")).trim().split("\\s+");
+            return Long.parseLong(statm[1]) * 4096.0;
+        }
+        catch (Exception e) {
+            return -1;
+        }
     }
 
     private Counter deliveries(String path) {
         return Counter.builder("waterline.deliveries").tag("path", path)
                 .description("message frames written to sockets").register(registry);
+    }
+
+    /** One group-commit transaction: how many sends it carried and how long it took. */
+    public void batchCommitted(int sends, long nanos) {
+        batchSize.record(sends);
+        batchCommit.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     public void accepted(int n) {
@@ -83,6 +107,11 @@ public class WaterlineMetrics {
 
     public void safeDeleteId(long id) {
         safeDeleteId.set(id);
+    }
+
+    /** Registers a further counter a capability keeps (beyond PROTOCOL.md's list). */
+    public Counter counter(String name, String description) {
+        return Counter.builder(name).description(description).register(registry);
     }
 
     /** Registers a gauge whose value its owner computes: connections, queue depths. */

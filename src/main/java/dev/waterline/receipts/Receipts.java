@@ -147,6 +147,6 @@ public class Receipts implements SmartLifecycle {
 
     @Override
     public int getPhase() {
-        return Integer.MAX_VALUE - 100;
+        return Integer.MAX_VALUE;
     }
 }

@@ -2,6 +2,9 @@ package dev.waterline.session;
 
 import java.util.Collection;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 import org.springframework.stereotype.Component;
 
@@ -14,6 +17,24 @@ import org.springframework.stereotype.Component;
 public class SessionRegistry {
 
     private final ConcurrentHashMap<String, ClientSession> byUser = new ConcurrentHashMap<>();
+    private final ReentrantLock[] userLocks = IntStream.range(0, 64).mapToObj(i -> new ReentrantLock())
+            .toArray(ReentrantLock[]::new);
+
+    /**
+     * Runs {@code action} holding {@code userId}'s lock. Whoever changes which connection is a
+     * user's epoch (in this registry and in the Redis index together) does it under this lock,
+     * so that the two can never name different connections.
+     */
+    public <T> T underUserLock(String userId, Supplier<T> action) {
+        ReentrantLock lock = userLocks[Math.floorMod(userId.hashCode(), userLocks.length)];
+        lock.lock();
+        try {
+            return action.get();
+        }
+        finally {
+            lock.unlock();
+        }
+    }
 
     /** Registers {@code session} as its user's only session; returns the evicted one, or null. */
     public ClientSession register(ClientSession session) {

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.waterline.session.ClientSession;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -27,19 +28,34 @@ public class WatermarkIndex {
     static final String PINS = "wl:pins";
     static final String COUNTS = "wl:cnt";
 
+    // Loaded once as text: a resource-backed script would stat its file on every call to see
+    // whether it changed.
     @SuppressWarnings("rawtypes")
-    private static final RedisScript<List> DELIVER = RedisScript.of(new ClassPathResource("watermark/deliver.lua"), List.class);
-    private static final RedisScript<Long> ACK = RedisScript.of(new ClassPathResource("watermark/ack.lua"), Long.class);
-    private static final RedisScript<Long> CONNECT = RedisScript.of(new ClassPathResource("watermark/connect.lua"), Long.class);
-    private static final RedisScript<Long> DISCONNECT = RedisScript.of(new ClassPathResource("watermark/disconnect.lua"), Long.class);
-    private static final RedisScript<Long> FORGET_ACKED = RedisScript.of(new ClassPathResource("watermark/forget_acked.lua"), Long.class);
+    private static final RedisScript<List> DELIVER = RedisScript.of(lua("deliver"), List.class);
+    private static final RedisScript<Long> ACK = RedisScript.of(lua("ack"), Long.class);
+    private static final RedisScript<Long> CONNECT = RedisScript.of(lua("connect"), Long.class);
+    private static final RedisScript<Long> DISCONNECT = RedisScript.of(lua("disconnect"), Long.class);
+    private static final RedisScript<Long> FORGET_ACKED = RedisScript.of(lua("forget_acked"), Long.class);
 
     private final StringRedisTemplate redis;
     private final String ackedTtlSeconds;
 
-    public WatermarkIndex(StringRedisTemplate redis) {
+    /**
+     * @param ackedTtl the longest an acked mark may wait for the poller: the outbox's own
+     *                 age backstop, past which its row is gone anyway
+     */
+    public WatermarkIndex(StringRedisTemplate redis, @Value("${waterline.retention.outbox:26h}") Duration ackedTtl) {
         this.redis = redis;
-        this.ackedTtlSeconds = Long.toString(Duration.ofHours(26).toSeconds());
+        this.ackedTtlSeconds = Long.toString(Math.max(1, ackedTtl.toSeconds()));
+    }
+
+    private static String lua(String name) {
+        try (var in = new ClassPathResource("watermark/" + name + ".lua").getInputStream()) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("missing watermark script " + name, e);
+        }
     }
 
     static String sessionKey(String user) {

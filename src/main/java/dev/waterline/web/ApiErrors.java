@@ -10,6 +10,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.web.HttpMediaTypeNotSupportedException;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
@@ -46,14 +47,17 @@ class ApiErrors {
     }
 
     @ExceptionHandler({CannotGetJdbcConnectionException.class, DataAccessResourceFailureException.class,
-            TransientDataAccessException.class})
+            TransientDataAccessException.class, CannotCreateTransactionException.class})
     ResponseEntity<Map<String, String>> unavailable(Exception e) {
         log.warn("database unavailable: " + firstLine(e.getMessage()));
         return body(HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the database could not be reached");
     }
 
     private static ResponseEntity<Map<String, String>> body(HttpStatus status, String code, String message) {
-        return ResponseEntity.status(status).body(Map.of("error", code, "message", message == null ? code : message));
+        Map<String, String> body = new java.util.LinkedHashMap<>();
+        body.put("error", code);
+        body.put("message", message == null ? code : message);
+        return ResponseEntity.status(status).body(body);
     }
 
     private static String firstLine(String s) {

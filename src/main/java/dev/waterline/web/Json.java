@@ -28,7 +28,7 @@ public final class Json {
             throw ApiException.invalid(field + " must be a string");
         }
         String s = v.asString();
-        if (s.length() < min || s.length() > max) {
+        if (s.length() < min || s.length() > max || (min > 0 && s.isBlank())) {
             throw ApiException.invalid(field + " must be " + min + "-" + max + " characters");
         }
         return s;
@@ -57,8 +57,8 @@ public final class Json {
         }
         List<String> out = new ArrayList<>(v.size());
         for (JsonNode e : v) {
-            if (!e.isString() || e.asString().isEmpty() || e.asString().length() > maxEach) {
-                throw ApiException.invalid(field + " must hold strings of 1-" + maxEach + " characters");
+            if (!e.isString() || e.asString().isBlank() || e.asString().length() > maxEach) {
+                throw ApiException.invalid(field + " must hold non-blank strings of 1-" + maxEach + " characters");
             }
             out.add(e.asString());
         }

@@ -18,6 +18,9 @@ class MessagePathIntegrationTests {
     @LocalServerPort
     int port;
 
+    @org.springframework.beans.factory.annotation.Autowired
+    org.springframework.data.redis.core.StringRedisTemplate redis;
+
     Api api;
 
     @BeforeEach
@@ -57,6 +60,24 @@ class MessagePathIntegrationTests {
             assertThat(api.history(bob, chat, null, 100)).extracting(m -> m.get("body").asString()).containsExactly("hello bob");
             a.send(java.util.Map.of("type", "ping"));
             a.next(f -> "pong".equals(f.path("type").asString()), Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void aConnectionWhoseEpochRedisLostIsReassertedAndKeepsReceivingLive() {
+        String alice = api.token("mp-lost-alice");
+        String bob = api.token("mp-lost-bob");
+        String chat = api.createChat(alice, "mp-lost-bob");
+        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
+            a.next("welcome");
+            String session = b.next("welcome").get("sessionId").asString();
+            redis.delete("wl:sess:mp-lost-bob");
+
+            a.sendMessage("lost-1", chat, "still live");
+            String messageId = a.answer("lost-1").get("messageId").asString();
+            JsonNode m = b.next(f -> messageId.equals(f.path("messageId").asString()), Duration.ofSeconds(10));
+            assertThat(redis.opsForValue().get("wl:sess:mp-lost-bob")).isEqualTo(session);
+            assertThat(redis.opsForZSet().score("wl:pend:mp-lost-bob", Long.toString(m.get("deliveryId").asLong()))).isNotNull();
         }
     }
 }
