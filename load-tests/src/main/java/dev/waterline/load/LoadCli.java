@@ -1,0 +1,115 @@
+package dev.waterline.load;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code waterline-load}: offers a chat load to a Waterline server over its wire contract and
+ * reconciles every accepted message. Exit code 0 when nothing was lost, 2 when something was,
+ * 1 when the run itself failed.
+ */
+@Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Load generator with message-by-message reconciliation for Waterline.")
+public final class LoadCli implements Callable<Integer> {
+
+    @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
+            defaultValue = "http://127.0.0.1:8080")
+    String url;
+
+    @Option(names = "--start-server", description = "Start the packaged server jar in the zero-configuration mode, with a fresh data folder.")
+    boolean startServer;
+
+    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Jar for --start-server. Default: ${DEFAULT-VALUE}")
+    Path serverJar;
+
+    @Option(names = "--server-arg", description = "Extra argument for the started server, e.g. --server-arg=--waterline.delivery.lease=20s (repeatable).")
+    List<String> serverArgs = new ArrayList<>();
+
+    @Option(names = "--server-jvm-opts", defaultValue = "-Xmx512m -XX:+UseG1GC", description = "JVM options of the started server. Default: ${DEFAULT-VALUE}")
+    String serverJvmOpts;
+
+    @Option(names = "--jwt-secret", description = "Mint HS256 tokens with this secret instead of asking /api/dev/tokens.")
+    String jwtSecret;
+
+    @Option(names = "--clients", defaultValue = "600", description = "Simulated clients. Default: ${DEFAULT-VALUE}")
+    int clients;
+
+    @Option(names = "--rate", defaultValue = "2000", description = "Target sends per second, all clients together. Default: ${DEFAULT-VALUE}")
+    double rate;
+
+    @Option(names = "--duration", defaultValue = "PT3M", description = "How long to offer load (ISO-8601, e.g. PT3M). Default: ${DEFAULT-VALUE}")
+    Duration duration;
+
+    @Option(names = "--ramp-up", defaultValue = "PT10S", description = "Linear ramp to the target rate. Default: ${DEFAULT-VALUE}")
+    Duration rampUp;
+
+    @Option(names = "--drain", defaultValue = "PT60S", description = "Longest wait for answers and deliveries after the load stops. Default: ${DEFAULT-VALUE}")
+    Duration drain;
+
+    @Option(names = "--pattern", defaultValue = "pairwise", description = "pairwise | groups | mixed. Default: ${DEFAULT-VALUE}")
+    LoadConfig.Pattern pattern;
+
+    @Option(names = "--group-size", defaultValue = "10", description = "Members per group chat (groups, mixed). Default: ${DEFAULT-VALUE}")
+    int groupSize;
+
+    @Option(names = "--payload", defaultValue = "100", description = "Message body length in characters. Default: ${DEFAULT-VALUE}")
+    int payload;
+
+    @Option(names = "--slow-ack", defaultValue = "0", description = "Fraction of clients that ack late (see --slow-ack-delay).")
+    double slowAck;
+
+    @Option(names = "--slow-ack-delay", defaultValue = "PT2S", description = "How late slow clients ack. Default: ${DEFAULT-VALUE}")
+    Duration slowAckDelay;
+
+    @Option(names = "--never-ack", defaultValue = "0", description = "Fraction of clients that never ack.")
+    double neverAck;
+
+    @Option(names = "--stop-reading", defaultValue = "0", description = "Fraction of clients that stop reading their socket a third of the way in.")
+    double stopReading;
+
+    @Option(names = "--reconnecting", defaultValue = "0", description = "Fraction of clients that drop and reconnect now and then.")
+    double reconnecting;
+
+    @Option(names = "--reconnect-every", defaultValue = "PT20S", description = "Mean time between drops of reconnecting clients. Default: ${DEFAULT-VALUE}")
+    Duration reconnectEvery;
+
+    @Option(names = "--out", description = "Folder for report.json, report.md (and the started server's log). Default: target/load-results/<time>")
+    Path out;
+
+    @Option(names = "--label", description = "A name for this run in the report.")
+    String label;
+
+    @Option(names = "--quiet", description = "No progress line.")
+    boolean quiet;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true)
+                .setOverwrittenOptionsAllowed(true).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        LoadConfig cfg = config();
+        Report report = new LoadRun(cfg, System.err).execute();
+        System.out.println(report.markdown());
+        System.out.println("Reports in " + cfg.out().toAbsolutePath());
+        return report.clean() ? 0 : 2;
+    }
+
+    LoadConfig config() {
+        Path outDir = out != null ? out
+                : Path.of("target", "load-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        return new LoadConfig(url, startServer, serverJar, serverArgs, serverJvmOpts, jwtSecret, clients, rate, duration,
+                rampUp, drain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
+                reconnectEvery, outDir, label, quiet);
+    }
+}

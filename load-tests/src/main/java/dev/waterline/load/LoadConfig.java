@@ -1,0 +1,34 @@
+package dev.waterline.load;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/** One run's settings; see {@link LoadCli} for what each means. */
+record LoadConfig(
+        String url,
+        boolean startServer,
+        Path serverJar,
+        List<String> serverArgs,
+        String serverJvmOpts,
+        String jwtSecret,
+        int clients,
+        double rate,
+        Duration duration,
+        Duration rampUp,
+        Duration drain,
+        Pattern pattern,
+        int groupSize,
+        int payloadBytes,
+        double slowAckFraction,
+        Duration slowAckDelay,
+        double neverAckFraction,
+        double stopReadingFraction,
+        double reconnectFraction,
+        Duration reconnectEvery,
+        Path out,
+        String label,
+        boolean quiet) {
+
+    enum Pattern { pairwise, groups, mixed }
+}

@@ -1,0 +1,474 @@
+package dev.waterline.load;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * One load run, start to verdict.
+ *
+ * <p>Shape: start the server (or use the given URL); mint tokens and create the chats of the
+ * traffic pattern; connect every client; offer sends at the target rate (ramping up linearly),
+ * round-robin over the clients, for the duration; stop offering and wait for every send to be
+ * answered and deliveries to settle; stop the clients; resync every client from history one
+ * last time; read every chat's full history; reconcile and report. Exit code 0 only when nothing
+ * accepted was lost.
+ */
+final class LoadRun {
+
+    static final JsonMapper JSON = JsonMapper.builder().build();
+
+    final LoadConfig cfg;
+    final Stats stats = new Stats();
+    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    final Map<String, Long> sentAt = new ConcurrentHashMap<>();
+    final ConcurrentLinkedQueue<Reconciler.Accepted> accepted = new ConcurrentLinkedQueue<>();
+    final Map<String, List<String>> members = new ConcurrentHashMap<>();
+    String baseUrl;
+    String wsUrl;
+
+    private final PrintStream err;
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "load-timers");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Map<String, List<String>> recipientsCache = new ConcurrentHashMap<>();
+    private final List<SimClient> clients = new ArrayList<>();
+    private volatile boolean active = true;
+    private volatile long stopReadingAtNanos = Long.MAX_VALUE;
+    private ServerProcess server;
+    private ServerMetrics serverMetrics;
+
+    LoadRun(LoadConfig cfg, PrintStream err) {
+        this.cfg = cfg;
+        this.err = err;
+    }
+
+    boolean active() {
+        return active;
+    }
+
+    boolean stopReadingNow() {
+        return System.nanoTime() >= stopReadingAtNanos;
+    }
+
+    long reconnectEveryNanos() {
+        return cfg.reconnectEvery().toNanos();
+    }
+
+    Duration slowAckDelay() {
+        return cfg.slowAckDelay();
+    }
+
+    void later(Duration delay, Runnable task) {
+        timers.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    void accepted(String messageId, String chatId, String sender) {
+        stats.accepted.increment();
+        List<String> recipients = recipientsCache.computeIfAbsent(chatId + "\u0000" + sender, k ->
+                members.get(chatId).stream().filter(m -> !m.equals(sender)).toList());
+        accepted.add(new Reconciler.Accepted(messageId, chatId, sender, recipients));
+    }
+
+    /** Runs everything; returns the process exit code. */
+    Report execute() throws Exception {
+        Instant started = Instant.now();
+        String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
+        try {
+            if (cfg.startServer()) {
+                info("starting the server from " + cfg.serverJar());
+                server = ServerProcess.start(cfg, cfg.out().resolve("server"));
+                baseUrl = server.baseUrl();
+            }
+            else {
+                baseUrl = cfg.url().replaceAll("/+$", "");
+            }
+            wsUrl = baseUrl.replaceFirst("^http", "ws") + "/ws";
+            serverMetrics = new ServerMetrics(http, baseUrl);
+            setUp(runId);
+            info("%d clients connected; offering %.0f msg/s for %s (%s)".formatted(
+                    clients.stream().filter(SimClient::connected).count(), cfg.rate(), cfg.duration(), cfg.pattern()));
+            Thread progress = Thread.ofPlatform().daemon().name("load-progress").start(this::progressLoop);
+            offer();
+            drain();
+            active = false;
+            progress.interrupt();
+            for (SimClient c : clients) {
+                c.join();
+            }
+            info("final resync of every client");
+            finalResync();
+            Map<String, Set<String>> history = readAllHistory();
+            ServerMetrics.Sample end = serverMetrics.sample();
+            noteServerSample(end);
+            List<Reconciler.Accepted> all = new ArrayList<>(accepted);
+            Map<String, Set<String>> held = new HashMap<>();
+            Map<String, Map<String, Integer>> counts = new HashMap<>();
+            for (SimClient c : clients) {
+                held.put(c.userId, c.held);
+                counts.put(c.userId, c.receivedCounts);
+            }
+            Reconciler.Verdict verdict = Reconciler.reconcile(all, history, held, counts);
+            Report report = Report.of(this, verdict, end, started, Instant.now());
+            report.write(cfg.out());
+            return report;
+        }
+        finally {
+            active = false;
+            timers.shutdownNow();
+            if (server != null) {
+                server.close();
+            }
+        }
+    }
+
+    private void setUp(String runId) throws Exception {
+        Random random = new Random(42);
+        List<Behaviour> behaviours = new ArrayList<>();
+        addFraction(behaviours, Behaviour.SLOW_ACK, cfg.slowAckFraction());
+        addFraction(behaviours, Behaviour.NEVER_ACK, cfg.neverAckFraction());
+        addFraction(behaviours, Behaviour.STOP_READING, cfg.stopReadingFraction());
+        addFraction(behaviours, Behaviour.RECONNECTING, cfg.reconnectFraction());
+        while (behaviours.size() < cfg.clients()) {
+            behaviours.add(Behaviour.NORMAL);
+        }
+        Collections.shuffle(behaviours, random);
+
+        List<String> users = new ArrayList<>();
+        Map<String, String> tokens = new ConcurrentHashMap<>();
+        for (int i = 0; i < cfg.clients(); i++) {
+            users.add("lt" + runId + "-" + i);
+        }
+        try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+            List<Future<?>> fs = new ArrayList<>();
+            for (String u : users) {
+                fs.add(pool.submit(() -> tokens.put(u, token(u))));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        }
+        for (int i = 0; i < users.size(); i++) {
+            clients.add(new SimClient(this, users.get(i), tokens.get(users.get(i)), behaviours.get(i)));
+        }
+        List<List<SimClient>> chatsOfClients = new ArrayList<>();
+        if (cfg.pattern() != LoadConfig.Pattern.groups) {
+            for (int i = 0; i + 1 < clients.size(); i += 2) {
+                chatsOfClients.add(List.of(clients.get(i), clients.get(i + 1)));
+            }
+        }
+        if (cfg.pattern() != LoadConfig.Pattern.pairwise) {
+            for (int i = 0; i < clients.size(); i += cfg.groupSize()) {
+                List<SimClient> group = clients.subList(i, Math.min(clients.size(), i + cfg.groupSize()));
+                if (group.size() > 1) {
+                    chatsOfClients.add(group);
+                }
+            }
+        }
+        try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+            List<Future<?>> fs = new ArrayList<>();
+            for (List<SimClient> chatMembers : chatsOfClients) {
+                fs.add(pool.submit(() -> createChat(chatMembers, tokens)));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        }
+        for (SimClient c : clients) {
+            c.start();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < deadline && clients.stream().filter(SimClient::connected).count() < clients.size() * 0.98) {
+            TimeUnit.MILLISECONDS.sleep(100);
+        }
+    }
+
+    private void addFraction(List<Behaviour> list, Behaviour b, double fraction) {
+        long n = Math.round(fraction * cfg.clients());
+        for (long i = 0; i < n && list.size() < cfg.clients(); i++) {
+            list.add(b);
+        }
+    }
+
+    private void createChat(List<SimClient> chatMembers, Map<String, String> tokens) {
+        SimClient owner = chatMembers.getFirst();
+        List<String> others = chatMembers.subList(1, chatMembers.size()).stream().map(c -> c.userId).toList();
+        JsonNode chat = post("/api/chats", tokens.get(owner.userId), Map.of("members", others));
+        String chatId = chat.get("chatId").asString();
+        List<String> all = new ArrayList<>();
+        for (JsonNode m : chat.get("members")) {
+            all.add(m.asString());
+        }
+        members.put(chatId, all);
+        for (SimClient c : chatMembers) {
+            synchronized (c) {
+                c.chats.add(chatId);
+                c.cursors.put(chatId, new SimClient.Cursor());
+            }
+        }
+    }
+
+    private void offer() {
+        long start = System.nanoTime();
+        long end = start + cfg.duration().toNanos();
+        long ramp = Math.max(1, cfg.rampUp().toNanos());
+        stopReadingAtNanos = start + cfg.duration().toNanos() / 3;
+        boolean stoppedReaders = false;
+        Random random = new Random(7);
+        String body = "x".repeat(Math.max(1, cfg.payloadBytes()));
+        long issued = 0;
+        int next = 0;
+        while (true) {
+            long now = System.nanoTime();
+            if (now >= end) {
+                return;
+            }
+            if (!stoppedReaders && now >= stopReadingAtNanos) {
+                clients.stream().filter(c -> c.behaviour == Behaviour.STOP_READING).forEach(SimClient::stopReading);
+                stoppedReaders = true;
+            }
+            double elapsed = (now - start) / 1e9;
+            double rampSeconds = ramp / 1e9;
+            double target = elapsed < rampSeconds
+                    ? cfg.rate() * elapsed * elapsed / (2 * rampSeconds)
+                    : cfg.rate() * (rampSeconds / 2 + (elapsed - rampSeconds));
+            while (issued < (long) target) {
+                SimClient c = clients.get(next);
+                next = (next + 1) % clients.size();
+                issued++;
+                stats.offered.increment();
+                String chat = chooseChat(c, random);
+                if (chat == null || !c.offerSend(chat, body)) {
+                    stats.skippedOffline.increment();
+                }
+            }
+            LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    private String chooseChat(SimClient c, Random random) {
+        List<String> chats = c.chats;
+        if (chats.isEmpty()) {
+            return null;
+        }
+        if (chats.size() == 1 || cfg.pattern() != LoadConfig.Pattern.mixed) {
+            return chats.getFirst();
+        }
+        return random.nextDouble() < 0.7 ? chats.getFirst() : chats.get(1);
+    }
+
+    /** Waits until every send is answered and live deliveries stop growing, within the drain budget. */
+    private void drain() throws InterruptedException {
+        long deadline = System.nanoTime() + cfg.drain().toNanos();
+        long lastDeliveries = -1;
+        long stableSince = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            long unanswered = clients.stream().mapToLong(SimClient::unansweredCount).sum();
+            long d = stats.deliveries.sum();
+            if (d != lastDeliveries) {
+                lastDeliveries = d;
+                stableSince = System.nanoTime();
+            }
+            if (unanswered == 0 && System.nanoTime() - stableSince > TimeUnit.SECONDS.toNanos(2)) {
+                return;
+            }
+            TimeUnit.MILLISECONDS.sleep(200);
+        }
+        info("drain budget spent with sends still unanswered: " + clients.stream().mapToLong(SimClient::unansweredCount).sum());
+    }
+
+    private void finalResync() throws Exception {
+        try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+            List<Future<?>> fs = new ArrayList<>();
+            for (SimClient c : clients) {
+                fs.add(pool.submit(() -> {
+                    c.resync();
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        }
+    }
+
+    private Map<String, Set<String>> readAllHistory() throws Exception {
+        Map<String, Set<String>> out = new ConcurrentHashMap<>();
+        Map<String, String> tokenOfMember = new HashMap<>();
+        try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+            List<Future<?>> fs = new ArrayList<>();
+            for (var e : members.entrySet()) {
+                String chat = e.getKey();
+                String member = e.getValue().getFirst();
+                String token = tokenOfMember.computeIfAbsent(member, this::tokenQuietly);
+                fs.add(pool.submit(() -> {
+                    Set<String> ids = new HashSet<>();
+                    for (JsonNode m : history(token, chat, null)) {
+                        ids.add(m.get("messageId").asString());
+                    }
+                    out.put(chat, ids);
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        }
+        return out;
+    }
+
+    /** Pages a chat's history after {@code since} to the end, as PROTOCOL.md §4 says. */
+    List<JsonNode> history(String token, String chat, String since) {
+        List<JsonNode> all = new ArrayList<>();
+        String cursor = since;
+        for (int attempt = 0; ; ) {
+            try {
+                JsonNode page = get("/api/chats/" + chat + "/messages?limit=1000" + (cursor == null ? "" : "&since=" + cursor), token);
+                for (JsonNode m : page.get("messages")) {
+                    all.add(m);
+                    cursor = m.get("messageId").asString();
+                }
+                if (!page.get("hasMore").asBoolean()) {
+                    return all;
+                }
+            }
+            catch (RuntimeException e) {
+                if (++attempt >= 5) {
+                    throw e;
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200L * attempt));
+            }
+        }
+    }
+
+    private String tokenQuietly(String user) {
+        try {
+            return token(user);
+        }
+        catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private String token(String user) throws Exception {
+        if (cfg.jwtSecret() != null) {
+            SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), new JWTClaimsSet.Builder()
+                    .subject(user).expirationTime(java.util.Date.from(Instant.now().plus(Duration.ofDays(1)))).build());
+            jwt.sign(new MACSigner(cfg.jwtSecret().getBytes(StandardCharsets.UTF_8)));
+            return jwt.serialize();
+        }
+        return post("/api/dev/tokens", null, Map.of("userId", user)).get("token").asString();
+    }
+
+    private JsonNode post(String path, String token, Object body) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+        return call(b, token);
+    }
+
+    private JsonNode get(String path, String token) {
+        return call(HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30)).GET(), token);
+    }
+
+    private JsonNode call(HttpRequest.Builder b, String token) {
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        try {
+            HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() / 100 != 2) {
+                throw new IllegalStateException(r.request().uri() + " answered " + r.statusCode() + " " + r.body());
+            }
+            return JSON.readTree(r.body());
+        }
+        catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void progressLoop() {
+        long start = System.nanoTime();
+        long lastOffered = 0, lastAccepted = 0, lastDeliveries = 0;
+        while (active) {
+            try {
+                TimeUnit.SECONDS.sleep(1);
+            }
+            catch (InterruptedException e) {
+                return;
+            }
+            ServerMetrics.Sample s = serverMetrics.sample();
+            noteServerSample(s);
+            long offered = stats.offered.sum(), acc = stats.accepted.sum(), del = stats.deliveries.sum();
+            if (!cfg.quiet()) {
+                err.printf("[%4ds] offered %5d/s accepted %5d/s deliveries %5d/s | p99 accept %6.1f ms deliver %6.1f ms"
+                                + " | reconnects %d | outbox %.0f (oldest %.0fs) heap %.0f MB%n",
+                        (System.nanoTime() - start) / 1_000_000_000L, offered - lastOffered, acc - lastAccepted, del - lastDeliveries,
+                        stats.acceptLatency.getValueAtPercentile(99) / 1000.0, stats.deliverLatency.getValueAtPercentile(99) / 1000.0,
+                        stats.reconnects.sum(), s.outboxDepth(), s.outboxOldestAge(), s.heapUsed() / 1048576.0);
+            }
+            lastOffered = offered;
+            lastAccepted = acc;
+            lastDeliveries = del;
+        }
+    }
+
+    private void noteServerSample(ServerMetrics.Sample s) {
+        Stats.max(stats.outboxDepthMax, (long) s.outboxDepth());
+        Stats.max(stats.heapMax, (long) s.heapUsed());
+        long rss = server != null ? server.rssBytes() : (long) s.rss();
+        Stats.max(stats.rssMax, rss);
+    }
+
+    long serverRssNow() {
+        return server != null ? server.rssBytes() : -1;
+    }
+
+    Map<String, List<String>> chats() {
+        return members;
+    }
+
+    List<SimClient> clients() {
+        return clients;
+    }
+
+    private void info(String message) {
+        err.println("waterline-load: " + message);
+    }
+}

@@ -1,0 +1,150 @@
+package dev.waterline.load;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.HdrHistogram.Histogram;
+
+/** What a run measured and what reconciliation found, as JSON and as a Markdown summary. */
+record Report(
+        String label,
+        Map<String, Object> configuration,
+        String startedAt,
+        double seconds,
+        long offered,
+        long skippedOffline,
+        long accepted,
+        Map<String, Long> rejectedByCode,
+        Map<String, Long> errorsByCode,
+        long expectedDeliveries,
+        long liveDeliveries,
+        double deliveriesPerExpected,
+        double acceptedPerSecond,
+        long lost,
+        List<Reconciler.Loss> lostSample,
+        long duplicatesSeen,
+        long syncedMessages,
+        long resentAfterReconnect,
+        long reconnects,
+        Map<Integer, Long> closesByCode,
+        Map<String, Double> acceptLatencyMs,
+        Map<String, Double> deliverLatencyMs,
+        double outboxDepthMax,
+        double outboxDepthEnd,
+        double serverHeapMaxMb,
+        double serverRssMaxMb) {
+
+    static Report of(LoadRun run, Reconciler.Verdict verdict, ServerMetrics.Sample end, Instant started, Instant finished) {
+        Stats s = run.stats;
+        LoadConfig c = run.cfg;
+        Map<String, Object> conf = new LinkedHashMap<>();
+        conf.put("url", run.baseUrl);
+        conf.put("startServer", c.startServer());
+        conf.put("serverArgs", c.serverArgs());
+        conf.put("serverJvmOpts", c.serverJvmOpts());
+        conf.put("clients", c.clients());
+        conf.put("rate", c.rate());
+        conf.put("duration", c.duration().toString());
+        conf.put("rampUp", c.rampUp().toString());
+        conf.put("pattern", c.pattern().name());
+        conf.put("groupSize", c.groupSize());
+        conf.put("payloadBytes", c.payloadBytes());
+        conf.put("slowAckFraction", c.slowAckFraction());
+        conf.put("neverAckFraction", c.neverAckFraction());
+        conf.put("stopReadingFraction", c.stopReadingFraction());
+        conf.put("reconnectFraction", c.reconnectFraction());
+        double seconds = c.duration().toMillis() / 1000.0;
+        long live = s.deliveries.sum();
+        return new Report(c.label(), conf, started.toString(), Duration.between(started, finished).toMillis() / 1000.0,
+                s.offered.sum(), s.skippedOffline.sum(), verdict.accepted(), sums(s.rejectedByCode), sums(s.errorsByCode),
+                verdict.expectedDeliveries(), live,
+                verdict.expectedDeliveries() == 0 ? 0 : round((double) live / verdict.expectedDeliveries()),
+                round(verdict.accepted() / seconds),
+                verdict.lost().size(), verdict.lost().subList(0, Math.min(20, verdict.lost().size())),
+                verdict.duplicatesSeen(), s.syncedMessages.sum(), s.resent.sum(), s.reconnects.sum(),
+                new TreeMap<>(s.closesByCode.entrySet().stream().collect(
+                        java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().sum()))),
+                percentiles(s.acceptLatency), percentiles(s.deliverLatency),
+                s.outboxDepthMax.get(), end.outboxDepth(),
+                round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0));
+    }
+
+    boolean clean() {
+        return lost == 0;
+    }
+
+    void write(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("report.json"), LoadRun.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(this));
+        Files.writeString(dir.resolve("report.md"), markdown());
+    }
+
+    String markdown() {
+        StringBuilder b = new StringBuilder();
+        b.append("# Load run").append(label == null ? "" : ": " + label).append("\n\n");
+        b.append("Started ").append(startedAt).append(", ").append(seconds).append(" s in all. Configuration: `")
+                .append(configuration).append("`\n\n");
+        b.append("| measure | value |\n| --- | --- |\n");
+        row(b, "verdict", clean() ? "**0 lost**" : "**" + lost + " LOST**");
+        row(b, "offered sends", offered + " (" + skippedOffline + " skipped: client offline)");
+        row(b, "accepted", accepted + " (" + acceptedPerSecond + " msg/s over the run)");
+        row(b, "rejected by code", rejectedByCode.toString());
+        row(b, "other errors by code", errorsByCode.toString());
+        row(b, "live deliveries / expected", liveDeliveries + " / " + expectedDeliveries + " = " + deliveriesPerExpected);
+        row(b, "duplicates seen (live + sync)", Long.toString(duplicatesSeen));
+        row(b, "messages read by resync", Long.toString(syncedMessages));
+        row(b, "sends re-sent after reconnect", Long.toString(resentAfterReconnect));
+        row(b, "reconnects", reconnects + ", closes by code " + closesByCode);
+        row(b, "send→accepted ms (p50/p90/p99/p99.9/max)", latency(acceptLatencyMs));
+        row(b, "send→delivered ms (p50/p90/p99/p99.9/max)", latency(deliverLatencyMs));
+        row(b, "outbox depth max / at end", (long) outboxDepthMax + " / " + (long) outboxDepthEnd);
+        row(b, "server heap max / RSS max (MB)", serverHeapMaxMb + " / " + serverRssMaxMb);
+        if (!lostSample.isEmpty()) {
+            b.append("\nFirst losses:\n\n");
+            for (Reconciler.Loss l : lostSample) {
+                b.append("- ").append(l).append('\n');
+            }
+        }
+        return b.toString();
+    }
+
+    private static void row(StringBuilder b, String k, String v) {
+        b.append("| ").append(k).append(" | ").append(v).append(" |\n");
+    }
+
+    private static String latency(Map<String, Double> p) {
+        return p.get("p50") + " / " + p.get("p90") + " / " + p.get("p99") + " / " + p.get("p99.9") + " / " + p.get("max");
+    }
+
+    private static Map<String, Long> sums(Map<String, java.util.concurrent.atomic.LongAdder> m) {
+        Map<String, Long> out = new TreeMap<>();
+        m.forEach((k, v) -> out.put(k, v.sum()));
+        return out;
+    }
+
+    private static Map<String, Double> percentiles(Histogram h) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        out.put("p50", ms(h.getValueAtPercentile(50)));
+        out.put("p90", ms(h.getValueAtPercentile(90)));
+        out.put("p99", ms(h.getValueAtPercentile(99)));
+        out.put("p99.9", ms(h.getValueAtPercentile(99.9)));
+        out.put("max", ms(h.getMaxValue()));
+        out.put("count", (double) h.getTotalCount());
+        return out;
+    }
+
+    private static double ms(long micros) {
+        return round(micros / 1000.0);
+    }
+
+    private static double round(double v) {
+        return Math.round(v * 1000) / 1000.0;
+    }
+}

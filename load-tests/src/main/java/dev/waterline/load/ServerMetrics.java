@@ -1,0 +1,62 @@
+package dev.waterline.load;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/** Scrapes the few server series the progress line and the report need from {@code /actuator/prometheus}. */
+final class ServerMetrics {
+
+    record Sample(double outboxDepth, double outboxOldestAge, double heapUsed, double rss,
+                  double deliveries, double accepted, double safeDeleteId) {
+        static final Sample NONE = new Sample(-1, -1, -1, -1, -1, -1, -1);
+    }
+
+    private final HttpClient http;
+    private final URI uri;
+
+    ServerMetrics(HttpClient http, String baseUrl) {
+        this.http = http;
+        this.uri = URI.create(baseUrl + "/actuator/prometheus");
+    }
+
+    Sample sample() {
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                return Sample.NONE;
+            }
+            Map<String, Double> sums = new HashMap<>();
+            for (String line : r.body().split("\n")) {
+                if (line.isEmpty() || line.charAt(0) == '#') {
+                    continue;
+                }
+                int sp = line.lastIndexOf(' ');
+                String key = line.substring(0, sp);
+                double v = Double.parseDouble(line.substring(sp + 1));
+                String name = key.contains("{") ? key.substring(0, key.indexOf('{')) : key;
+                if (name.equals("jvm_memory_used_bytes") && key.contains("area=\"heap\"")) {
+                    sums.merge("heap", v, Double::sum);
+                }
+                else {
+                    sums.merge(name, v, Double::sum);
+                }
+            }
+            return new Sample(sums.getOrDefault("waterline_outbox_depth", -1.0),
+                    sums.getOrDefault("waterline_outbox_oldest_age_seconds", -1.0),
+                    sums.getOrDefault("heap", -1.0),
+                    sums.getOrDefault("waterline_process_resident_memory_bytes", -1.0),
+                    sums.getOrDefault("waterline_deliveries_total", -1.0),
+                    sums.getOrDefault("waterline_messages_accepted_total", -1.0),
+                    sums.getOrDefault("waterline_safe_delete_id", -1.0));
+        }
+        catch (Exception e) {
+            return Sample.NONE;
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package dev.waterline.load;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Waterline server the harness starts itself: the packaged jar in the zero-configuration mode
+ * (embedded PostgreSQL and Redis, dev tokens), on a free loopback port, with its data in a fresh
+ * folder, in its own JVM so that its heap and RSS are its own.
+ */
+final class ServerProcess implements AutoCloseable {
+
+    private final Process process;
+    private final String baseUrl;
+    private final Path log;
+
+    private ServerProcess(Process process, String baseUrl, Path log) {
+        this.process = process;
+        this.baseUrl = baseUrl;
+        this.log = log;
+    }
+
+    static ServerProcess start(LoadConfig cfg, Path workDir) throws IOException, InterruptedException {
+        if (!Files.exists(cfg.serverJar())) {
+            throw new IllegalStateException("no server jar at " + cfg.serverJar() + ": run ./mvnw -DskipTests package first");
+        }
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Files.createDirectories(workDir);
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        for (String opt : cfg.serverJvmOpts().trim().split("\\s+")) {
+            if (!opt.isEmpty()) {
+                cmd.add(opt);
+            }
+        }
+        cmd.add("-jar");
+        cmd.add(cfg.serverJar().toAbsolutePath().toString());
+        cmd.add("--server.port=" + port);
+        cmd.add("--server.address=127.0.0.1");
+        cmd.add("--waterline.embedded.data-dir=" + workDir.resolve("data").toAbsolutePath());
+        cmd.addAll(cfg.serverArgs());
+        Path log = workDir.resolve("server.log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        String base = "http://127.0.0.1:" + port;
+        ServerProcess server = new ServerProcess(p, base, log);
+        server.awaitReady(Duration.ofSeconds(180));
+        return server;
+    }
+
+    String baseUrl() {
+        return baseUrl;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** Resident set size in bytes, from /proc; -1 where there is none. */
+    long rssBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("\\D+", "")) * 1024;
+                }
+            }
+        }
+        catch (IOException | NumberFormatException e) {
+            // not Linux, or the process is gone
+        }
+        return -1;
+    }
+
+    private void awaitReady(Duration timeout) throws InterruptedException {
+        HttpClient http = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("the server exited during start; see " + log);
+            }
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(baseUrl + "/actuator/health/readiness"))
+                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+            }
+            catch (IOException e) {
+                // not listening yet
+            }
+            TimeUnit.MILLISECONDS.sleep(250);
+        }
+        throw new IllegalStateException("the server was not ready within " + timeout + "; see " + log);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+}

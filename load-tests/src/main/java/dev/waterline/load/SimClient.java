@@ -1,0 +1,341 @@
+package dev.waterline.load;
+
+import java.net.URI;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One simulated client following PROTOCOL.md's client contract: it acks what it receives
+ * (unless its {@link Behaviour} says otherwise), and on every (re)connect pages each of its
+ * chats' history {@code since=} the last message up to which it holds everything, deduping by
+ * messageId. Sends that were written but never answered are sent again, with the same
+ * correlationId, after a reconnect.
+ *
+ * <p>One virtual thread per client owns the socket's output (sends, acks, pings); the JDK
+ * WebSocket listener only records what arrives and queues acks.
+ */
+final class SimClient {
+
+    /** What the client knows of one chat: the messageIds by seq, and up to which seq it holds all. */
+    static final class Cursor {
+        final TreeMap<Long, String> bySeq = new TreeMap<>();
+        long contiguous;
+
+        synchronized void add(long seq, String messageId) {
+            bySeq.put(seq, messageId);
+            while (bySeq.containsKey(contiguous + 1)) {
+                contiguous++;
+            }
+            bySeq.headMap(contiguous, false).clear();
+        }
+
+        synchronized String since() {
+            return contiguous == 0 ? null : bySeq.get(contiguous);
+        }
+    }
+
+    record Pending(String chatId, String frame, long firstSentNanos) {
+    }
+
+    final String userId;
+    final Behaviour behaviour;
+    final List<String> chats = new ArrayList<>();
+    final Map<String, Cursor> cursors = new ConcurrentHashMap<>();
+    final Set<String> held = ConcurrentHashMap.newKeySet();
+    final Map<String, Integer> receivedCounts = new ConcurrentHashMap<>();
+
+    private final LoadRun run;
+    private final String token;
+    private final LinkedBlockingQueue<String> outbound = new LinkedBlockingQueue<>();
+    private final ConcurrentLinkedQueue<Long> acks = new ConcurrentLinkedQueue<>();
+    /** Queued (once) behind pending sends when acks are waiting, so the writer sleeps until there is work. */
+    private static final String ACK_SIGNAL = new String("ack");
+    private final AtomicBoolean ackSignalled = new AtomicBoolean();
+    private final Map<String, Pending> unanswered = new ConcurrentHashMap<>();
+    private final AtomicLong sequence = new AtomicLong();
+    private volatile WebSocket socket;
+    private volatile boolean connected;
+    private volatile boolean reading = true;
+    private volatile long lastWriteNanos = System.nanoTime();
+    private long nextDropNanos = Long.MAX_VALUE;
+    private Thread writer;
+
+    SimClient(LoadRun run, String userId, String token, Behaviour behaviour) {
+        this.run = run;
+        this.userId = userId;
+        this.token = token;
+        this.behaviour = behaviour;
+    }
+
+    boolean connected() {
+        return connected;
+    }
+
+    void start() {
+        if (behaviour == Behaviour.RECONNECTING) {
+            nextDropNanos = System.nanoTime() + (long) (Math.random() * run.reconnectEveryNanos()) + run.reconnectEveryNanos() / 2;
+        }
+        writer = Thread.ofVirtual().name("client-" + userId).start(this::writeLoop);
+    }
+
+    void join() throws InterruptedException {
+        writer.join(Duration.ofSeconds(30));
+    }
+
+    /** Offers one send to a chat of this client; false when it is not connected right now. */
+    boolean offerSend(String chatId, String body) {
+        if (!connected) {
+            return false;
+        }
+        String corr = userId + "-" + sequence.incrementAndGet();
+        ObjectNode f = LoadRun.JSON.createObjectNode();
+        f.put("type", "send").put("correlationId", corr).put("chatId", chatId).put("body", body);
+        long now = System.nanoTime();
+        unanswered.put(corr, new Pending(chatId, f.toString(), now));
+        run.sentAt.put(corr, now);
+        outbound.add(f.toString());
+        return true;
+    }
+
+    int unansweredCount() {
+        return unanswered.size();
+    }
+
+    /** The client stops reading from its socket (the server sees a full TCP window). */
+    void stopReading() {
+        reading = false;
+    }
+
+    private void writeLoop() {
+        while (run.active()) {
+            try {
+                if (!connected) {
+                    connectAndResync();
+                    continue;
+                }
+                String frame = outbound.poll(1, TimeUnit.SECONDS);
+                if (frame == ACK_SIGNAL) {
+                    ackSignalled.set(false);
+                    flushAcks();
+                }
+                else if (frame != null) {
+                    write(frame);
+                    run.stats.sent.increment();
+                }
+                else if (System.nanoTime() - lastWriteNanos > TimeUnit.SECONDS.toNanos(10)) {
+                    write("{\"type\":\"ping\"}");
+                }
+                if (behaviour == Behaviour.RECONNECTING && System.nanoTime() >= nextDropNanos) {
+                    nextDropNanos = System.nanoTime() + run.reconnectEveryNanos();
+                    socket.sendClose(WebSocket.NORMAL_CLOSURE, "simulated drop");
+                    socket.abort();
+                    connected = false;
+                }
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            catch (Exception e) {
+                connected = false;
+                pause(200);
+            }
+        }
+        WebSocket s = socket;
+        if (s != null) {
+            s.sendClose(WebSocket.NORMAL_CLOSURE, "run over").exceptionally(e -> null);
+            s.abort();
+        }
+        connected = false;
+    }
+
+    private void write(String frame) {
+        socket.sendText(frame, true).orTimeout(10, TimeUnit.SECONDS).join();
+        lastWriteNanos = System.nanoTime();
+    }
+
+    private void flushAcks() {
+        while (!acks.isEmpty()) {
+            flushAckChunk();
+        }
+    }
+
+    private void flushAckChunk() {
+        StringBuilder b = new StringBuilder("{\"type\":\"ack\",\"ids\":[");
+        int n = 0;
+        Long id;
+        while (n < 5000 && (id = acks.poll()) != null) {
+            if (n++ > 0) {
+                b.append(',');
+            }
+            b.append(id);
+        }
+        write(b.append("]}").toString());
+        run.stats.acksSent.add(n);
+    }
+
+    private void connectAndResync() {
+        boolean first = socket == null;
+        try {
+            CompletableFuture<Void> welcomed = new CompletableFuture<>();
+            reading = behaviour != Behaviour.STOP_READING || !run.stopReadingNow();
+            socket = run.http.newWebSocketBuilder()
+                    .header("Authorization", "Bearer " + token)
+                    .connectTimeout(Duration.ofSeconds(10))
+                    .buildAsync(URI.create(run.wsUrl), new Listener(welcomed))
+                    .get(15, TimeUnit.SECONDS);
+            welcomed.get(15, TimeUnit.SECONDS);
+            if (!first) {
+                run.stats.reconnects.increment();
+            }
+            resync();
+            connected = true;
+            ackSignalled.set(false);
+            for (Map.Entry<String, Pending> p : unanswered.entrySet()) {
+                outbound.add(p.getValue().frame());
+                run.stats.resent.increment();
+            }
+        }
+        catch (Exception e) {
+            connected = false;
+            pause(500);
+        }
+    }
+
+    /** Pages every chat's history since the last message up to which this client holds all. */
+    void resync() {
+        for (String chat : chats) {
+            Cursor c = cursors.get(chat);
+            for (JsonNode m : run.history(token, chat, c.since())) {
+                run.stats.syncedMessages.increment();
+                received(m);
+            }
+        }
+    }
+
+    private void received(JsonNode m) {
+        String messageId = m.get("messageId").asString();
+        receivedCounts.merge(messageId, 1, Integer::sum);
+        held.add(messageId);
+        cursors.get(m.get("chatId").asString()).add(m.get("seq").asLong(), messageId);
+    }
+
+    private void onFrame(JsonNode f, CompletableFuture<Void> welcomed) {
+        switch (f.path("type").asString()) {
+            case "welcome" -> welcomed.complete(null);
+            case "accepted" -> {
+                String corr = f.get("correlationId").asString();
+                Pending p = unanswered.remove(corr);
+                if (p != null) {
+                    Stats.record(run.stats.acceptLatency, p.firstSentNanos());
+                    run.accepted(f.get("messageId").asString(), f.get("chatId").asString(), userId);
+                }
+                // its own messages are never delivered to it: note them so the resync cursor passes them
+                cursors.get(f.get("chatId").asString()).add(f.get("seq").asLong(), f.get("messageId").asString());
+            }
+            case "error" -> {
+                String corr = f.path("correlationId").asString(null);
+                String code = f.path("code").asString();
+                if (corr != null && unanswered.remove(corr) != null) {
+                    run.stats.rejected(code);
+                }
+                else {
+                    run.stats.error(code);
+                }
+            }
+            case "message" -> {
+                run.stats.deliveries.increment();
+                String messageId = f.get("messageId").asString();
+                if (!held.contains(messageId)) {
+                    Long sentAt = run.sentAt.get(f.get("correlationId").asString());
+                    if (sentAt != null) {
+                        Stats.record(run.stats.deliverLatency, sentAt);
+                    }
+                }
+                received(f);
+                long deliveryId = f.get("deliveryId").asLong();
+                switch (behaviour) {
+                    case NEVER_ACK -> { }
+                    case SLOW_ACK -> run.later(run.slowAckDelay(), () -> ack(deliveryId));
+                    default -> ack(deliveryId);
+                }
+            }
+            default -> { }
+        }
+    }
+
+    private void ack(long deliveryId) {
+        acks.add(deliveryId);
+        if (ackSignalled.compareAndSet(false, true)) {
+            outbound.add(ACK_SIGNAL);
+        }
+    }
+
+    private static void pause(long ms) {
+        try {
+            Thread.sleep(ms);
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private final class Listener implements WebSocket.Listener {
+        private final CompletableFuture<Void> welcomed;
+        private final StringBuilder partial = new StringBuilder();
+
+        Listener(CompletableFuture<Void> welcomed) {
+            this.welcomed = welcomed;
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+            partial.append(data);
+            if (last) {
+                try {
+                    onFrame(LoadRun.JSON.readTree(partial.toString()), welcomed);
+                }
+                finally {
+                    partial.setLength(0);
+                }
+            }
+            if (reading || !welcomed.isDone()) {
+                ws.request(1);
+            }
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+            run.stats.closed(statusCode);
+            if (ws == socket) {
+                connected = false;
+            }
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket ws, Throwable error) {
+            run.stats.closed(1006);
+            if (ws == socket) {
+                connected = false;
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package dev.waterline.load;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+
+/** Counters and latency histograms (microseconds) shared by every simulated client. */
+final class Stats {
+
+    final LongAdder offered = new LongAdder();
+    final LongAdder skippedOffline = new LongAdder();
+    final LongAdder sent = new LongAdder();
+    final LongAdder resent = new LongAdder();
+    final LongAdder accepted = new LongAdder();
+    final LongAdder deliveries = new LongAdder();
+    final LongAdder acksSent = new LongAdder();
+    final LongAdder syncedMessages = new LongAdder();
+    final LongAdder reconnects = new LongAdder();
+    final Map<String, LongAdder> rejectedByCode = new ConcurrentHashMap<>();
+    final Map<String, LongAdder> errorsByCode = new ConcurrentHashMap<>();
+    final Map<Integer, LongAdder> closesByCode = new ConcurrentHashMap<>();
+    final AtomicLong outboxDepthMax = new AtomicLong();
+    final AtomicLong heapMax = new AtomicLong();
+    final AtomicLong rssMax = new AtomicLong();
+
+    /** send → accepted, µs. */
+    final Histogram acceptLatency = new ConcurrentHistogram(3_600_000_000L, 3);
+    /** send → first live delivery to a recipient, µs. */
+    final Histogram deliverLatency = new ConcurrentHistogram(3_600_000_000L, 3);
+
+    void rejected(String code) {
+        rejectedByCode.computeIfAbsent(code, k -> new LongAdder()).increment();
+    }
+
+    void error(String code) {
+        errorsByCode.computeIfAbsent(code, k -> new LongAdder()).increment();
+    }
+
+    void closed(int code) {
+        closesByCode.computeIfAbsent(code, k -> new LongAdder()).increment();
+    }
+
+    static void record(Histogram h, long startNanos) {
+        long micros = Math.max(1, (System.nanoTime() - startNanos) / 1000);
+        h.recordValue(Math.min(micros, h.getHighestTrackableValue()));
+    }
+
+    static void max(AtomicLong m, long v) {
+        m.accumulateAndGet(v, Math::max);
+    }
+}

@@ -1,0 +1,52 @@
+package dev.waterline.load;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import dev.waterline.support.WaterlineIntegrationTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import picocli.CommandLine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A few seconds of the load generator, with misbehaving clients, against a real server. */
+@WaterlineIntegrationTest
+class LoadGeneratorSmokeIntegrationTests {
+
+    @LocalServerPort
+    int port;
+
+    @Test
+    void aShortMixedRunWithReconnectingAndNonAckingClientsReconcilesWithNothingLost(@TempDir Path out) throws Exception {
+        LoadCli cli = new LoadCli();
+        new CommandLine(cli).parseArgs(
+                "--url", "http://127.0.0.1:" + port,
+                "--clients", "24", "--rate", "120", "--duration", "PT6S", "--ramp-up", "PT1S", "--drain", "PT30S",
+                "--pattern", "mixed", "--group-size", "6", "--payload", "40",
+                "--reconnecting", "0.25", "--reconnect-every", "PT2S", "--never-ack", "0.1", "--slow-ack", "0.1",
+                "--slow-ack-delay", "PT0.5S", "--out", out.toString(), "--label", "smoke", "--quiet");
+
+        Report report = new LoadRun(cli.config(), System.err).execute();
+
+        assertThat(report.lost()).as(report.markdown()).isZero();
+        assertThat(report.accepted()).isGreaterThan(300);
+        assertThat(report.reconnects()).as("reconnecting clients came back").isPositive();
+        assertThat(report.syncedMessages()).as("reconnects resynced history").isPositive();
+        assertThat(report.deliveriesPerExpected()).isGreaterThan(0.5);
+        assertThat(report.acceptLatencyMs().get("count")).isEqualTo((double) report.accepted());
+        assertThat(Files.readString(out.resolve("report.json"))).contains("\"lost\" : 0");
+        assertThat(Files.readString(out.resolve("report.md"))).contains("**0 lost**");
+    }
+
+    @Test
+    void theCommandLineDefaultsAreThePapersCampaign() {
+        LoadCli cli = new LoadCli();
+        new CommandLine(cli).parseArgs();
+        LoadConfig c = cli.config();
+        assertThat(List.of(c.clients(), (int) c.rate(), (int) c.duration().toSeconds())).containsExactly(600, 2000, 180);
+        assertThat(c.pattern()).isEqualTo(LoadConfig.Pattern.pairwise);
+    }
+}
