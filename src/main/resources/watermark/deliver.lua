@@ -1,37 +1,37 @@
--- deliver.lua: record that delivery ids are about to be written to a connection, and say for
--- each whether it should be written. Called before the frame is written, so an ack can never
--- arrive for an id the index does not hold yet.
+-- deliver.lua: record delivery ids as written to a connection and not yet acked, before their
+-- frames are written (so an ack can never arrive for an id the index does not hold yet). An id
+-- that was owed (shed) moves from the owed set to the pending set.
 --
--- KEYS[1] wl:sess:<user>   string: the registered connection's session id
--- KEYS[2] wl:pend:<user>   zset: delivered-but-unacked ids (score = id)
--- KEYS[3] wl:acked:<user>  zset: ids acked but not yet retired by the poller (score = id)
--- KEYS[4] wl:cnt           hash: user -> number of pending ids
--- KEYS[5] wl:pins          zset: user -> its pin (lowest pending id)
--- ARGV[1] session id of the connection that will receive the frames
+-- KEYS[1] wl:sess:<user>   KEYS[2] wl:pend:<user>   KEYS[3] wl:shed:<user>
+-- KEYS[4] wl:cnt           KEYS[5] wl:pins
+-- ARGV[1] session id of the connection the ids are written to
 -- ARGV[2] user id
 -- ARGV[3..] delivery ids
--- Returns {-1} when the connection is no longer the registered epoch (write nothing);
--- otherwise one status per id: 0 = already acked (retire it, write nothing; the acked mark is
--- consumed), 1 = first delivery (now pending), 2 = re-delivery of a pending id.
+-- Returns -1 when the connection is no longer the registered epoch (record and write nothing),
+-- otherwise the user's number of pending ids after the call.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return {-1}
+  return -1
 end
-local out = {}
 for i = 3, #ARGV do
-  local id = ARGV[i]
-  if redis.call('ZREM', KEYS[3], id) == 1 then
-    out[#out + 1] = 0
-  elseif redis.call('ZSCORE', KEYS[2], id) then
-    out[#out + 1] = 2
-  else
-    redis.call('ZADD', KEYS[2], id, id)
-    out[#out + 1] = 1
-  end
+  redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i])
+  redis.call('ZREM', KEYS[3], ARGV[i])
 end
+-- the count is the pending set's size; the pin the lowest id pending or owed
 local n = redis.call('ZCARD', KEYS[2])
 if n > 0 then
-  local low = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   redis.call('HSET', KEYS[4], ARGV[2], n)
-  redis.call('ZADD', KEYS[5], low[2], ARGV[2])
+else
+  redis.call('HDEL', KEYS[4], ARGV[2])
 end
-return out
+local low = nil
+local p = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if #p > 0 then low = p[2] end
+local s = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+if #s > 0 and (low == nil or tonumber(s[2]) < tonumber(low)) then low = s[2] end
+if low then
+  -- the score as Redis wrote it: a Lua number would print large ids with lost digits
+  redis.call('ZADD', KEYS[5], low, ARGV[2])
+else
+  redis.call('ZREM', KEYS[5], ARGV[2])
+end
+return n

@@ -1,16 +1,17 @@
--- disconnect.lua: a connection leaves live delivery. A no-op unless it is still its user's
--- registered epoch, so a late disconnect never tears down a newer connection's bookkeeping.
--- Never an ack: the ids simply stop holding the line down; history keeps the messages.
+-- disconnect.lua: a connection leaves live delivery (it closed, or a reaper withdrew it). A
+-- no-op unless it is still its user's registered epoch, so a late disconnect never tears down a
+-- newer connection's bookkeeping. Never an ack: its ids simply stop holding the line down;
+-- history keeps the messages.
 --
--- KEYS[1] wl:sess:<user>   KEYS[2] wl:pend:<user>   KEYS[3] wl:cnt   KEYS[4] wl:pins
+-- KEYS[1] wl:sess:<user>   KEYS[2] wl:pend:<user>   KEYS[3] wl:shed:<user>
+-- KEYS[4] wl:cnt           KEYS[5] wl:pins
 -- ARGV[1] session id of the leaving connection
 -- ARGV[2] user id
 -- Returns 1 when the epoch was current and removed, 0 otherwise.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-redis.call('DEL', KEYS[1])
-redis.call('DEL', KEYS[2])
-redis.call('HDEL', KEYS[3], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('HDEL', KEYS[4], ARGV[2])
+redis.call('ZREM', KEYS[5], ARGV[2])
 return 1

@@ -13,7 +13,6 @@ import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
-import dev.waterline.watermark.WatermarkIndex;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
@@ -23,10 +22,9 @@ import org.springframework.stereotype.Component;
  * Pushes freshly committed rows to connected recipients.
  *
  * <p>Loop: {@code concurrency} virtual threads each take a row, drain up to 63 more, group them
- * by recipient, record them in the watermark index (one script call per recipient) and write
- * the frames. A row whose recipient is not connected, or that does not fit the bounded queue,
- * is simply not pushed here: it stays due in the outbox and the poller delivers it. The fast
- * path takes no lease and writes nothing to PostgreSQL. On a Redis error the frames are still
+ * by recipient, record them as pending in the watermark index (one script call per recipient)
+ * and write the frames. A row that does not fit the bounded queue is shed: recorded as owed and
+ * left to the poller. The fast path takes no lease and writes nothing to PostgreSQL. On a Redis error the frames are still
  * written (live delivery goes on; the poller may deliver them again, which clients dedupe). Stops
  * with the context: workers finish their current batch and exit; what is queued is left to the
  * poller of the next run, since it is all in the outbox.
@@ -56,16 +54,40 @@ public class FastPath implements SmartLifecycle {
         this.shed = metrics.counter("waterline.fast.shed", "rows the fast path left to the poller (full queue)");
     }
 
-    /** Offers committed rows; those of connected recipients that fit are pushed, the rest wait for the poller. */
+    /**
+     * Offers committed rows. Rows of connected recipients that fit the queue are pushed by the
+     * workers; the others (queue full, or the fast path off) are shed to the poller, but first
+     * recorded as owed to their connection, so that they hold the line down and the poller
+     * delivers them when they fall due. Rows of recipients not connected here are left alone: an
+     * offline recipient holds nothing down and resyncs history when it connects.
+     */
     public void offer(List<OutboxRow> rows) {
-        if (!properties.fastPath()) {
-            return;
-        }
+        Map<ClientSession, List<OutboxRow>> shedding = null;
         for (OutboxRow row : rows) {
-            if (sessions.get(row.recipientId()) != null && !queue.offer(row)) {
-                shed.increment();
+            ClientSession to = sessions.get(row.recipientId());
+            if (to == null || (properties.fastPath() && queue.offer(row))) {
+                continue;
+            }
+            if (shedding == null) {
+                shedding = new LinkedHashMap<>();
+            }
+            shedding.computeIfAbsent(to, k -> new ArrayList<>()).add(row);
+        }
+        if (shedding != null) {
+            for (var e : shedding.entrySet()) {
+                shed.increment(e.getValue().size());
+                try {
+                    watermark.shed(e.getKey(), ids(e.getValue()));
+                }
+                catch (RuntimeException redisDown) {
+                    log.debug("could not pin shed rows (Redis): " + redisDown);
+                }
             }
         }
+    }
+
+    private static long[] ids(List<OutboxRow> rows) {
+        return rows.stream().mapToLong(OutboxRow::id).toArray();
     }
 
     private void work() {
@@ -104,24 +126,17 @@ public class FastPath implements SmartLifecycle {
                 continue;
             }
             List<OutboxRow> rows = e.getValue();
-            long[] ids = rows.stream().mapToLong(OutboxRow::id).toArray();
-            WatermarkIndex.Verdicts verdicts;
             try {
-                verdicts = watermark.deliver(to, ids);
+                if (!watermark.deliver(to, ids(rows))) {
+                    continue;
+                }
             }
             catch (RuntimeException redisDown) {
                 log.debug("watermark unavailable, delivering unrecorded: " + redisDown);
-                verdicts = null;
-            }
-            if (verdicts != null && !verdicts.current()) {
-                continue;
             }
             int written = 0;
-            for (int i = 0; i < rows.size(); i++) {
-                if (verdicts != null && verdicts.perId()[i] == WatermarkIndex.Verdicts.ACKED) {
-                    continue;
-                }
-                if (to.send(FramesOut.message(rows.get(i)))) {
+            for (OutboxRow row : rows) {
+                if (to.send(FramesOut.message(row))) {
                     written++;
                 }
             }

@@ -8,13 +8,15 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.LongSupplier;
 
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRepository;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.reaper.ReaperProperties;
+import dev.waterline.reaper.Withdrawals;
+import dev.waterline.watermark.Reclaim;
 import dev.waterline.watermark.WatermarkIndex;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -25,20 +27,23 @@ import org.springframework.stereotype.Component;
  * The authoritative delivery loop: whatever the fast path did not get acked is delivered here.
  *
  * <p>Loop (one virtual thread, plus the writers): while the outbound buffer is non-empty,
- * wait; otherwise claim up to {@code batch-size} due rows, oldest first, with
- * {@code FOR UPDATE SKIP LOCKED} and a lease (each claim counts an attempt). For each recipient:
- * not connected here → the row is retired (its delivery work is over: the client recovers from
- * history on reconnect, and offline recipients hold nothing down); connected → the watermark
- * index says per row whether it was acked (retire it), or is a first or repeated delivery (queue
- * the frame for the {@code concurrency} writers). A row given to a connection that is no longer
- * current is left alone; its lease brings it back. Rows that are written stay leased, so an
- * unacked delivery comes back once per lease until acked, the client leaves, or a reaper
- * withdraws it.
+ * wait; otherwise claim up to {@code batch-size} due rows, oldest first from the reclaim floor,
+ * with {@code FOR UPDATE SKIP LOCKED} and a lease (each claim counts an attempt). For each
+ * recipient: not connected here → the rows are retired (the client recovers from history on
+ * reconnect, and offline recipients hold nothing down); connected → per the watermark index, a
+ * row owed to the connection (shed by the fast path, or owed after an index rebuild) is written
+ * for the first time, a row pending (written, never acked) is written again, and any other row
+ * is retired (acked, or from before this connection, whose client resynced history when it
+ * connected). When a pending row would be re-sent after more than {@code max-delivery-attempts}
+ * claims, its recipient is withdrawn instead (the attempts reaper, 4008); a row that was owed
+ * first spent one claim on its first write, so it is re-sent one time fewer. If Redis does not name the connection as its
+ * user's epoch, its rows are left alone and their lease brings them back. Rows sent stay leased,
+ * so an unacked delivery comes back once per lease until acked or withdrawn.
  *
  * <p>On error (database or Redis unreachable) the pass is abandoned and retried after the poll
  * interval; claimed rows come back when their lease ends, so nothing is lost. Stops with the
- * context. The scan starts from the reclaim line on every pass rather than from a cursor, so a
- * row committed late behind a higher id is never skipped.
+ * context. The scan starts from the reclaim floor (below it every row is deleted) on every pass
+ * rather than from a cursor, so a row committed late behind a higher id is never skipped.
  */
 @Component
 public class OutboxPoller implements SmartLifecycle {
@@ -52,14 +57,20 @@ public class OutboxPoller implements SmartLifecycle {
     private final OutboxRepository outbox;
     private final SessionRegistry sessions;
     private final LiveIndex watermark;
+    private final Reclaim reclaim;
+    private final Withdrawals withdrawals;
+    private final ReaperProperties reapers;
     private final WaterlineMetrics metrics;
     private final BlockingQueue<Outbound> queue;
     private final List<Thread> threads = new ArrayList<>();
-    private volatile LongSupplier floor = () -> 0L;
     private volatile boolean running;
 
     OutboxPoller(DeliveryProperties properties, OutboxRepository outbox, SessionRegistry sessions,
-                 LiveIndex watermark, WaterlineMetrics metrics) {
+                 LiveIndex watermark, Reclaim reclaim, Withdrawals withdrawals, ReaperProperties reapers,
+                 WaterlineMetrics metrics) {
+        this.reclaim = reclaim;
+        this.withdrawals = withdrawals;
+        this.reapers = reapers;
         this.properties = properties;
         this.outbox = outbox;
         this.sessions = sessions;
@@ -69,18 +80,13 @@ public class OutboxPoller implements SmartLifecycle {
         metrics.gauge("waterline.poller.queue.depth", "frames the poller has queued for writing", queue::size);
     }
 
-    /** Where the scan starts: the reclaim line once GC keeps one. */
-    public void floor(LongSupplier floor) {
-        this.floor = floor;
-    }
-
     /** One claim-and-dispatch pass. Returns the number of rows claimed. */
     int pollOnce() {
         if (!queue.isEmpty()) {
             return 0;
         }
         int room = Math.min(properties.batchSize(), queue.remainingCapacity());
-        List<OutboxRow> rows = outbox.claimDue(floor.getAsLong(), room, properties.lease());
+        List<OutboxRow> rows = outbox.claimDue(reclaim.floor(), room, properties.lease());
         if (rows.isEmpty()) {
             return 0;
         }
@@ -91,39 +97,41 @@ public class OutboxPoller implements SmartLifecycle {
         List<Long> retired = new ArrayList<>();
         for (var e : byRecipient.entrySet()) {
             List<OutboxRow> mine = e.getValue();
-            long[] ids = mine.stream().mapToLong(OutboxRow::id).toArray();
             ClientSession to = sessions.get(e.getKey());
             if (to == null) {
-                for (long id : ids) {
-                    retired.add(id);
-                }
-                forgetQuietly(e.getKey(), ids);
+                mine.forEach(r -> retired.add(r.id()));
                 continue;
             }
-            WatermarkIndex.Verdicts verdicts = watermark.deliver(to, ids);
-            if (!verdicts.current()) {
+            int[] status = watermark.status(to, mine.stream().mapToLong(OutboxRow::id).toArray());
+            if (status == null) {
                 continue;
             }
+            List<OutboxRow> owed = new ArrayList<>();
+            List<OutboxRow> again = new ArrayList<>();
+            boolean overAttempts = false;
             for (int i = 0; i < mine.size(); i++) {
-                if (verdicts.perId()[i] == WatermarkIndex.Verdicts.ACKED) {
-                    retired.add(mine.get(i).id());
-                }
-                else {
-                    queue.offer(new Outbound(to, mine.get(i)));
+                OutboxRow row = mine.get(i);
+                switch (status[i]) {
+                    case WatermarkIndex.OWED -> owed.add(row);
+                    case WatermarkIndex.PENDING -> {
+                        again.add(row);
+                        overAttempts |= row.attempts() > reapers.maxDeliveryAttempts();
+                    }
+                    default -> retired.add(row.id());
                 }
             }
+            if (overAttempts) {
+                withdrawals.withdraw(to, "attempts", 4008,
+                        "withdrawn: a delivery was re-sent " + reapers.maxDeliveryAttempts() + " times without an ack");
+                continue;
+            }
+            if (!owed.isEmpty() && watermark.deliver(to, owed.stream().mapToLong(OutboxRow::id).toArray())) {
+                again.addAll(owed);
+            }
+            again.forEach(row -> queue.offer(new Outbound(to, row)));
         }
         outbox.retire(retired.stream().mapToLong(Long::longValue).toArray());
         return rows.size();
-    }
-
-    private void forgetQuietly(String user, long[] ids) {
-        try {
-            watermark.forgetAcked(user, ids);
-        }
-        catch (RuntimeException e) {
-            log.debug("could not drop acked marks (they expire on their own): " + e);
-        }
     }
 
     private void poll() {

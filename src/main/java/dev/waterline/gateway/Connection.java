@@ -1,6 +1,8 @@
 package dev.waterline.gateway;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.waterline.session.ClientSession;
@@ -20,6 +22,8 @@ final class Connection implements ClientSession {
     private final Bucket rate;
     private final int maxInflight;
     private final AtomicInteger inflight = new AtomicInteger();
+    private final long openedNanos = System.nanoTime();
+    private volatile long lastReceivedNanos = openedNanos;
 
     Connection(WebSocketSession ws, String userId, String sessionId, GatewayProperties limits) {
         this.out = new ConcurrentWebSocketSessionDecorator(ws, (int) limits.sendTimeLimit().toMillis(),
@@ -44,12 +48,58 @@ final class Connection implements ClientSession {
     }
 
     @Override
+    public long openedNanos() {
+        return openedNanos;
+    }
+
+    @Override
+    public long lastReceivedNanos() {
+        return lastReceivedNanos;
+    }
+
+    void received() {
+        lastReceivedNanos = System.nanoTime();
+    }
+
+    @Override
     public boolean isOpen() {
         return out.isOpen();
     }
 
+    /**
+     * Frames for this connection that arrived before its {@code welcome} was written: the
+     * connection is registered (and so can be delivered to) just before welcome goes out, and
+     * welcome must still be the first frame. Null once welcome is out.
+     */
+    private List<String> beforeWelcome = new ArrayList<>();
+    private volatile boolean welcomed;
+
+    /** Writes {@code welcome}, then whatever was sent to this connection meanwhile, and opens it. */
+    void welcome(String frame) {
+        synchronized (this) {
+            write(frame);
+            for (String early : beforeWelcome) {
+                write(early);
+            }
+            beforeWelcome = null;
+            welcomed = true;
+        }
+    }
+
     @Override
     public boolean send(String frame) {
+        if (!welcomed) {
+            synchronized (this) {
+                if (!welcomed) {
+                    beforeWelcome.add(frame);
+                    return true;
+                }
+            }
+        }
+        return write(frame);
+    }
+
+    private boolean write(String frame) {
         if (!out.isOpen()) {
             return false;
         }

@@ -79,7 +79,6 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         String userId = (String) ws.getAttributes().get(TokenHandshake.USER);
         Connection conn = new Connection(ws, userId, UlidCreator.getMonotonicUlid().toString(), properties);
         ws.getAttributes().put(CONNECTION, conn);
-        conn.send(Frames.welcome(userId, conn.sessionId(), limits));
         // Registry and Redis epoch change together: two connections of one user racing here must
         // not leave Redis naming the evicted one while the registry names the survivor.
         ClientSession evicted = sessions.underUserLock(userId, () -> {
@@ -96,23 +95,33 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         if (evicted != null) {
             evicted.close(4009, "superseded by a newer connection");
         }
+        // Registered first, so that anything committed from now on is offered to this connection
+        // live; frames that raced ahead of welcome wait in the connection until it is written.
+        conn.welcome(Frames.welcome(userId, conn.sessionId(), limits));
     }
 
     @Override
     public void afterConnectionClosed(WebSocketSession ws, CloseStatus status) {
-        if (ws.getAttributes().get(CONNECTION) instanceof Connection conn && sessions.unregister(conn)) {
-            try {
-                watermark.disconnect(conn);
-            }
-            catch (RuntimeException e) {
-                log.warn("watermark index unavailable at disconnect of " + conn.userId() + ": " + e.getMessage());
-            }
+        if (ws.getAttributes().get(CONNECTION) instanceof Connection conn) {
+            sessions.underUserLock(conn.userId(), () -> {
+                if (sessions.unregister(conn)) {
+                    try {
+                        watermark.disconnect(conn);
+                    }
+                    catch (RuntimeException e) {
+                        log.warn("watermark index unavailable at disconnect of " + conn.userId()
+                                + " (the next index rebuild drops it): " + e.getMessage());
+                    }
+                }
+                return null;
+            });
         }
     }
 
     @Override
     protected void handleTextMessage(WebSocketSession ws, TextMessage message) {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
+        conn.received();
         String payload = message.getPayload();
         long max = properties.maxFrameBytes().toBytes();
         if (payload.length() > max / 3 && payload.getBytes(StandardCharsets.UTF_8).length > max) {
@@ -147,7 +156,9 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
 
     @Override
     protected void handleBinaryMessage(WebSocketSession ws, BinaryMessage message) {
-        invalid((Connection) ws.getAttributes().get(CONNECTION), "frames are JSON text frames", null);
+        Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
+        conn.received();
+        invalid(conn, "frames are JSON text frames", null);
     }
 
     @Override

@@ -18,6 +18,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.dao.DataAccessException;
+import org.springframework.transaction.TransactionException;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
 
@@ -136,7 +137,7 @@ public class Ingest implements SmartLifecycle {
                     return;
                 }
             }
-            catch (DataAccessException e) {
+            catch (DataAccessException | TransactionException e) {
                 log.warn("database unavailable, " + batch.size() + " sends not accepted: " + e.getMessage());
                 rejectAll(batch, "unavailable", "the database could not be reached; the message was not accepted");
                 return;

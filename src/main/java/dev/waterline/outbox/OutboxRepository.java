@@ -36,6 +36,38 @@ public class OutboxRepository {
             UPDATE outbox SET due_at = 'infinity' WHERE id = ANY (?::bigint[])
             """;
 
+    /**
+     * The reclaim: deletes the oldest rows below the safe-delete line that are older than the
+     * grace, one chunk at a time, in id order. 1: line (exclusive), 2: grace in ms, 3: chunk.
+     * Returns how many rows went and the highest id deleted.
+     */
+    private static final String DELETE_PREFIX = """
+            WITH doomed AS (
+                SELECT id FROM outbox
+                WHERE id < ? AND created_at < now() - (? * interval '1 millisecond')
+                ORDER BY id
+                LIMIT ?),
+            gone AS (DELETE FROM outbox o USING doomed WHERE o.id = doomed.id RETURNING o.id)
+            SELECT count(*), COALESCE(max(id), 0) FROM gone
+            """;
+
+    /** The age backstop: the oldest rows past the outbox retention, whatever the line. 1: cut-off, 2: chunk. */
+    private static final String DELETE_OLDER_THAN = """
+            WITH doomed AS (SELECT id FROM outbox WHERE created_at < ? ORDER BY id LIMIT ?),
+            gone AS (DELETE FROM outbox o USING doomed WHERE o.id = doomed.id RETURNING o.id)
+            SELECT count(*), COALESCE(max(id), 0) FROM gone
+            """;
+
+    /** One past the newest row: the safe-delete line when no connected client holds a pin. */
+    private static final String HEAD = """
+            SELECT COALESCE(max(id), 0) + 1 FROM outbox
+            """;
+
+    /** Every row still in delivery (not retired), for rebuilding the index: a full linear scan. */
+    private static final String IN_DELIVERY = """
+            SELECT recipient_id, id FROM outbox WHERE due_at <> 'infinity' ORDER BY id
+            """;
+
     private static final String STATS = """
             SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::bigint FROM outbox
             """;
@@ -62,6 +94,37 @@ public class OutboxRepository {
         if (ids.length > 0) {
             jdbc.update(RETIRE, (Object) ids);
         }
+    }
+
+    /** Result of one delete: rows deleted and the highest id among them (0 when none). */
+    public record Deleted(long rows, long maxId) {
+    }
+
+    public Deleted deletePrefix(long line, Duration grace, int chunk) {
+        return jdbc.queryForObject(DELETE_PREFIX, (rs, i) -> new Deleted(rs.getLong(1), rs.getLong(2)),
+                line, grace.toMillis(), chunk);
+    }
+
+    public Deleted deleteOlderThan(java.time.Instant cutoff, int chunk) {
+        return jdbc.queryForObject(DELETE_OLDER_THAN, (rs, i) -> new Deleted(rs.getLong(1), rs.getLong(2)),
+                java.sql.Timestamp.from(cutoff), chunk);
+    }
+
+    public long head() {
+        Long head = jdbc.queryForObject(HEAD, Long.class);
+        return head == null ? 1 : head;
+    }
+
+    /** Rows still in delivery, by recipient, for the users {@code wanted} accepts. */
+    public java.util.Map<String, List<Long>> inDelivery(java.util.function.Predicate<String> wanted) {
+        java.util.Map<String, List<Long>> out = new java.util.HashMap<>();
+        jdbc.query(IN_DELIVERY, rs -> {
+            String user = rs.getString(1);
+            if (wanted.test(user)) {
+                out.computeIfAbsent(user, k -> new java.util.ArrayList<>()).add(rs.getLong(2));
+            }
+        });
+        return out;
     }
 
     /** Depth and age in seconds of the oldest row. */

@@ -1,6 +1,9 @@
 /**
- * The reapers that withdraw clients from live delivery (idle, overload, attempts). This issue
- * carries only their configuration, which the gateway advertises in {@code welcome}; the loops
- * arrive with outbox reclaim. Calls nothing yet.
+ * Withdrawing clients from live delivery, and the reapers that decide it: idle (nothing received
+ * for the idle timeout, 4000), overload (more pending deliveries than max-pending, 4008) and
+ * attempts (a delivery re-sent more than max-delivery-attempts times, 4008; decided by the
+ * poller). A withdrawal removes the client's pending set, count and pin and closes that one
+ * socket: never an ack, never a touch of history. Calls {@code session}, {@code watermark} and
+ * {@code metrics}.
  */
 package dev.waterline.reaper;

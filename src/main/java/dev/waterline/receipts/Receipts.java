@@ -17,6 +17,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.dao.DataAccessException;
+import org.springframework.transaction.TransactionException;
 import org.springframework.stereotype.Component;
 
 /**
@@ -99,7 +100,7 @@ public class Receipts implements SmartLifecycle {
         try {
             result = repository.store(reads);
         }
-        catch (DataAccessException e) {
+        catch (DataAccessException | TransactionException e) {
             for (ReadRequest r : batch) {
                 r.from().send(Frames.error("unavailable", "the database could not be reached; read receipt not stored", null));
             }

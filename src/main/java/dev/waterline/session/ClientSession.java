@@ -20,6 +20,12 @@ public interface ClientSession {
      */
     boolean send(String frame);
 
+    /** When the connection opened, in {@link System#nanoTime()} terms. */
+    long openedNanos();
+
+    /** When the client last sent a frame (any frame), in {@link System#nanoTime()} terms. */
+    long lastReceivedNanos();
+
     /** Closes the connection with a WebSocket close code. Idempotent. */
     void close(int code, String reason);
 }

@@ -1,60 +1,56 @@
 package dev.waterline.watermark;
 
-import java.time.Duration;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
 
 import dev.waterline.session.ClientSession;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.ZSetOperations;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.stereotype.Component;
 
 /**
- * Java face of the watermark scripts. Every call names the connection it acts for: a script run
- * for a connection that is no longer its user's registered epoch changes nothing.
+ * Java face of the watermark scripts. Every call that acts for a connection names it: a script
+ * run for a connection that is no longer its user's registered epoch changes nothing.
  */
 @Component
 public class WatermarkIndex {
 
-    /** Result of {@link #deliver}: whether the connection is still current, and a verdict per id. */
-    public record Verdicts(boolean current, int[] perId) {
-        public static final int ACKED = 0;
-        public static final int FIRST = 1;
-        public static final int AGAIN = 2;
-    }
-
     static final String PINS = "wl:pins";
     static final String COUNTS = "wl:cnt";
+    static final String MARKER = "wl:marker";
 
-    // Loaded once as text: a resource-backed script would stat its file on every call to see
-    // whether it changed.
+    // Loaded once as text: a resource-backed script would stat its file on every call.
+    private static final RedisScript<Long> DELIVER = RedisScript.of(lua("deliver"), Long.class);
+    private static final RedisScript<Long> SHED = RedisScript.of(lua("shed"), Long.class);
     @SuppressWarnings("rawtypes")
-    private static final RedisScript<List> DELIVER = RedisScript.of(lua("deliver"), List.class);
+    private static final RedisScript<List> STATUS = RedisScript.of(lua("status"), List.class);
     private static final RedisScript<Long> ACK = RedisScript.of(lua("ack"), Long.class);
     private static final RedisScript<Long> CONNECT = RedisScript.of(lua("connect"), Long.class);
     private static final RedisScript<Long> DISCONNECT = RedisScript.of(lua("disconnect"), Long.class);
-    private static final RedisScript<Long> FORGET_ACKED = RedisScript.of(lua("forget_acked"), Long.class);
+    private static final RedisScript<Long> REBUILD_USER = RedisScript.of(lua("rebuild_user"), Long.class);
+    private static final RedisScript<Long> FORGET_USER = RedisScript.of(lua("forget_user"), Long.class);
 
     private final StringRedisTemplate redis;
-    private final String ackedTtlSeconds;
 
-    /**
-     * @param ackedTtl the longest an acked mark may wait for the poller: the outbox's own
-     *                 age backstop, past which its row is gone anyway
-     */
-    public WatermarkIndex(StringRedisTemplate redis, @Value("${waterline.retention.outbox:26h}") Duration ackedTtl) {
+    public WatermarkIndex(StringRedisTemplate redis) {
         this.redis = redis;
-        this.ackedTtlSeconds = Long.toString(Math.max(1, ackedTtl.toSeconds()));
     }
 
     private static String lua(String name) {
         try (var in = new ClassPathResource("watermark/" + name + ".lua").getInputStream()) {
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("missing watermark script " + name, e);
+        catch (IOException e) {
+            throw new UncheckedIOException("missing watermark script " + name, e);
         }
     }
 
@@ -66,40 +62,75 @@ public class WatermarkIndex {
         return "wl:pend:" + user;
     }
 
-    static String ackedKey(String user) {
-        return "wl:acked:" + user;
+    static String owedKey(String user) {
+        return "wl:shed:" + user;
     }
 
-    public void connect(ClientSession s) {
-        String u = s.userId();
-        redis.execute(CONNECT, List.of(sessionKey(u), pendingKey(u), COUNTS, PINS), s.sessionId(), u);
+    private static List<String> keys(String user) {
+        return List.of(sessionKey(user), pendingKey(user), owedKey(user), COUNTS, PINS);
     }
 
-    /** Returns true when the connection was its user's current epoch and has left the index. */
-    public boolean disconnect(ClientSession s) {
-        String u = s.userId();
-        Long r = redis.execute(DISCONNECT, List.of(sessionKey(u), pendingKey(u), COUNTS, PINS), s.sessionId(), u);
-        return r != null && r == 1L;
-    }
-
-    /** Records {@code ids} as delivered to {@code s} (before the frames are written) and says which to write. */
-    public Verdicts deliver(ClientSession s, long[] ids) {
-        String u = s.userId();
+    private static Object[] args(String first, String second, long[] ids) {
         List<String> args = new ArrayList<>(ids.length + 2);
-        args.add(s.sessionId());
-        args.add(u);
+        if (first != null) {
+            args.add(first);
+        }
+        if (second != null) {
+            args.add(second);
+        }
         for (long id : ids) {
             args.add(Long.toString(id));
         }
-        List<?> out = redis.execute(DELIVER, List.of(sessionKey(u), pendingKey(u), ackedKey(u), COUNTS, PINS), args.toArray());
+        return args.toArray();
+    }
+
+    /** Makes {@code s} its user's epoch, dropping whatever an earlier connection had pending. */
+    public void connect(ClientSession s) {
+        redis.execute(CONNECT, keys(s.userId()), s.sessionId(), s.userId());
+    }
+
+    /** Removes {@code s} from live delivery if it is still its user's epoch; true when it was. Never an ack. */
+    public boolean disconnect(ClientSession s) {
+        Long r = redis.execute(DISCONNECT, keys(s.userId()), s.sessionId(), s.userId());
+        return r != null && r == 1L;
+    }
+
+    /**
+     * Records {@code ids} as delivered-but-unacked for {@code s}. Returns the user's number of
+     * pending ids, or -1 when {@code s} is no longer its user's epoch (nothing was recorded).
+     */
+    public long deliver(ClientSession s, long[] ids) {
+        Long n = redis.execute(DELIVER, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
+        return n == null ? -1 : n;
+    }
+
+    /**
+     * Records {@code ids} as owed to {@code s} without writing them (shed by the fast path): they
+     * hold the line down but do not count against max-pending. False when {@code s} is no longer
+     * its user's epoch.
+     */
+    public boolean shed(ClientSession s, long[] ids) {
+        Long r = redis.execute(SHED, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
+        return r != null && r >= 0;
+    }
+
+    /** Where a row stands for a connection: {@link #PENDING}, {@link #OWED} or {@link #NEITHER}. */
+    public static final int NEITHER = 0;
+    public static final int OWED = 1;
+    public static final int PENDING = 2;
+
+    /** Per id its status for {@code s}; null when {@code s} is no longer its user's epoch. */
+    public int[] status(ClientSession s, long[] ids) {
+        List<?> out = redis.execute(STATUS, List.of(sessionKey(s.userId()), pendingKey(s.userId()), owedKey(s.userId())),
+                args(s.sessionId(), null, ids));
         if (out == null || out.isEmpty() || ((Number) out.get(0)).intValue() < 0) {
-            return new Verdicts(false, new int[0]);
+            return null;
         }
-        int[] perId = new int[out.size()];
-        for (int i = 0; i < perId.length; i++) {
-            perId[i] = ((Number) out.get(i)).intValue();
+        int[] status = new int[out.size()];
+        for (int i = 0; i < status.length; i++) {
+            status[i] = ((Number) out.get(i)).intValue();
         }
-        return new Verdicts(true, perId);
+        return status;
     }
 
     /** Acks {@code ids} for {@code s}; returns how many were pending. */
@@ -107,27 +138,50 @@ public class WatermarkIndex {
         if (ids.length == 0) {
             return 0;
         }
-        String u = s.userId();
-        List<String> args = new ArrayList<>(ids.length + 3);
-        args.add(s.sessionId());
-        args.add(u);
-        args.add(ackedTtlSeconds);
-        for (long id : ids) {
-            args.add(Long.toString(id));
-        }
-        Long n = redis.execute(ACK, List.of(sessionKey(u), pendingKey(u), ackedKey(u), COUNTS, PINS), args.toArray());
+        Long n = redis.execute(ACK, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
         return n == null ? 0 : n.intValue();
     }
 
-    /** Drops acked marks of rows retired while their recipient was offline. */
-    public void forgetAcked(String user, long[] ids) {
-        if (ids.length == 0) {
-            return;
+    /** Rebuild: names {@code s} as its user's epoch and records {@code ids} as owed to it. */
+    public void rebuildUser(ClientSession s, long[] ids) {
+        redis.execute(REBUILD_USER, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
+    }
+
+    /** Rebuild: removes a user with no connection here from live delivery. */
+    public void forgetUser(String user) {
+        redis.execute(FORGET_USER, keys(user), user);
+    }
+
+    /** The lowest pin over every user in live delivery, if any user holds one. */
+    public OptionalLong lowestPin() {
+        Set<ZSetOperations.TypedTuple<String>> low = redis.opsForZSet().rangeWithScores(PINS, 0, 0);
+        if (low == null || low.isEmpty()) {
+            return OptionalLong.empty();
         }
-        Object[] args = new Object[ids.length];
-        for (int i = 0; i < ids.length; i++) {
-            args[i] = Long.toString(ids[i]);
-        }
-        redis.execute(FORGET_ACKED, List.of(ackedKey(user)), args);
+        Double score = low.iterator().next().getScore();
+        return score == null ? OptionalLong.empty() : OptionalLong.of(score.longValue());
+    }
+
+    /** Users that hold a pin. */
+    public Set<String> pinnedUsers() {
+        Set<String> users = redis.opsForZSet().range(PINS, 0, -1);
+        return users == null ? Set.of() : users;
+    }
+
+    /** Number of pending ids per user in live delivery. */
+    public Map<String, Long> pendingCounts() {
+        Map<String, Long> out = new HashMap<>();
+        redis.<String, String>opsForHash().entries(COUNTS).forEach((u, n) -> out.put(u, Long.parseLong(n)));
+        return out;
+    }
+
+    /** The marker token Redis holds, or null when it holds none. */
+    public Long marker() {
+        String v = redis.opsForValue().get(MARKER);
+        return v == null ? null : Long.parseLong(v);
+    }
+
+    public void marker(long token) {
+        redis.opsForValue().set(MARKER, Long.toString(token));
     }
 }
