@@ -27,7 +27,7 @@ class LoadGeneratorSmokeIntegrationTests {
                 "--clients", "24", "--rate", "120", "--duration", "PT6S", "--ramp-up", "PT1S", "--drain", "PT30S",
                 "--pattern", "mixed", "--group-size", "6", "--payload", "40",
                 "--reconnecting", "0.25", "--reconnect-every", "PT2S", "--never-ack", "0.1", "--slow-ack", "0.1",
-                "--slow-ack-delay", "PT0.5S", "--out", out.toString(), "--label", "smoke", "--quiet");
+                "--slow-ack-delay", "PT0.5S", "--outbox-drain", "PT2S", "--out", out.toString(), "--label", "smoke", "--quiet");
 
         Report report = new LoadRun(cli.config(), System.err).execute();
 

@@ -55,6 +55,9 @@ public final class LoadCli implements Callable<Integer> {
     @Option(names = "--drain", defaultValue = "PT60S", description = "Longest wait for answers and deliveries after the load stops. Default: ${DEFAULT-VALUE}")
     Duration drain;
 
+    @Option(names = "--outbox-drain", defaultValue = "PT30S", description = "Longest wait, after the drain, for the server's outbox to empty. Default: ${DEFAULT-VALUE}")
+    Duration outboxDrain;
+
     @Option(names = "--pattern", defaultValue = "pairwise", description = "pairwise | groups | mixed. Default: ${DEFAULT-VALUE}")
     LoadConfig.Pattern pattern;
 
@@ -109,7 +112,7 @@ public final class LoadCli implements Callable<Integer> {
         Path outDir = out != null ? out
                 : Path.of("target", "load-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         return new LoadConfig(url, startServer, serverJar, serverArgs, serverJvmOpts, jwtSecret, clients, rate, duration,
-                rampUp, drain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
+                rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
                 reconnectEvery, outDir, label, quiet);
     }
 }

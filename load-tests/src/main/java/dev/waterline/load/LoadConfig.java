@@ -17,6 +17,7 @@ record LoadConfig(
         Duration duration,
         Duration rampUp,
         Duration drain,
+        Duration outboxDrain,
         Pattern pattern,
         int groupSize,
         int payloadBytes,

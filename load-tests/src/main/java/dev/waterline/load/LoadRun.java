@@ -68,6 +68,8 @@ final class LoadRun {
     private volatile boolean active = true;
     private volatile long stopReadingAtNanos = Long.MAX_VALUE;
     private ServerProcess server;
+    /** Seconds from the end of the drain until the server's outbox was empty; -1 if it was not within the budget. */
+    double outboxDrainSeconds = -1;
     private ServerMetrics serverMetrics;
 
     LoadRun(LoadConfig cfg, PrintStream err) {
@@ -123,6 +125,7 @@ final class LoadRun {
             Thread progress = Thread.ofPlatform().daemon().name("load-progress").start(this::progressLoop);
             offer();
             drain();
+            outboxDrainSeconds = awaitOutboxDrain();
             active = false;
             progress.interrupt();
             for (SimClient c : clients) {
@@ -309,6 +312,21 @@ final class LoadRun {
         info("drain budget spent with sends still unanswered: " + clients.stream().mapToLong(SimClient::unansweredCount).sum());
     }
 
+    /** Waits (within {@code --outbox-drain}) for the server's outbox to empty, while clients stay connected. */
+    private double awaitOutboxDrain() throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + cfg.outboxDrain().toNanos();
+        while (System.nanoTime() < deadline) {
+            ServerMetrics.Sample s = serverMetrics.sample();
+            if (s.outboxDepth() == 0) {
+                return Math.round((System.nanoTime() - start) / 1e6) / 1000.0;
+            }
+            TimeUnit.MILLISECONDS.sleep(500);
+        }
+        info("the outbox was not empty within " + cfg.outboxDrain());
+        return -1;
+    }
+
     private void finalResync() throws Exception {
         try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
             List<Future<?>> fs = new ArrayList<>();
@@ -450,10 +468,19 @@ final class LoadRun {
     }
 
     private void noteServerSample(ServerMetrics.Sample s) {
+        if (!s.counters().isEmpty()) {
+            lastCounters = s.counters();
+        }
         Stats.max(stats.outboxDepthMax, (long) s.outboxDepth());
         Stats.max(stats.heapMax, (long) s.heapUsed());
         long rss = server != null ? server.rssBytes() : (long) s.rss();
         Stats.max(stats.rssMax, rss);
+    }
+
+    private volatile Map<String, Double> lastCounters = Map.of();
+
+    Map<String, Double> serverCounters() {
+        return lastCounters;
     }
 
     long serverRssNow() {

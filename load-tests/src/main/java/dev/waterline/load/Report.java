@@ -38,6 +38,8 @@ record Report(
         Map<String, Double> deliverLatencyMs,
         double outboxDepthMax,
         double outboxDepthEnd,
+        double outboxDrainSeconds,
+        Map<String, Double> serverCounters,
         double serverHeapMaxMb,
         double serverRssMaxMb) {
 
@@ -72,7 +74,7 @@ record Report(
                 new TreeMap<>(s.closesByCode.entrySet().stream().collect(
                         java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().sum()))),
                 percentiles(s.acceptLatency), percentiles(s.deliverLatency),
-                s.outboxDepthMax.get(), end.outboxDepth(),
+                s.outboxDepthMax.get(), end.outboxDepth(), run.outboxDrainSeconds, run.serverCounters(),
                 round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0));
     }
 
@@ -104,7 +106,9 @@ record Report(
         row(b, "reconnects", reconnects + ", closes by code " + closesByCode);
         row(b, "send→accepted ms (p50/p90/p99/p99.9/max)", latency(acceptLatencyMs));
         row(b, "send→delivered ms (p50/p90/p99/p99.9/max)", latency(deliverLatencyMs));
-        row(b, "outbox depth max / at end", (long) outboxDepthMax + " / " + (long) outboxDepthEnd);
+        row(b, "outbox depth max / at end", (long) outboxDepthMax + " / " + (long) outboxDepthEnd
+                + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not empty at the end)"));
+        row(b, "server counters", serverCounters.toString());
         row(b, "server heap max / RSS max (MB)", serverHeapMaxMb + " / " + serverRssMaxMb);
         if (!lostSample.isEmpty()) {
             b.append("\nFirst losses:\n\n");

@@ -12,9 +12,15 @@ import java.util.Map;
 final class ServerMetrics {
 
     record Sample(double outboxDepth, double outboxOldestAge, double heapUsed, double rss,
-                  double deliveries, double accepted, double safeDeleteId) {
-        static final Sample NONE = new Sample(-1, -1, -1, -1, -1, -1, -1);
+                  double deliveries, double accepted, double safeDeleteId, Map<String, Double> counters) {
+        static final Sample NONE = new Sample(-1, -1, -1, -1, -1, -1, -1, Map.of());
     }
+
+    /** Series (label sets summed) a report shows as they stand at the end of a run. */
+    static final java.util.List<String> REPORTED = java.util.List.of(
+            "waterline_deliveries_total", "waterline_acks_total", "waterline_reaper_withdrawals_total",
+            "waterline_outbox_reclaimed_total", "waterline_outbox_reclaimed_backstop_total",
+            "waterline_watermark_rebuilds_total", "waterline_fast_shed_total");
 
     private final HttpClient http;
     private final URI uri;
@@ -46,6 +52,9 @@ final class ServerMetrics {
                 else {
                     sums.merge(name, v, Double::sum);
                 }
+                if (name.equals("waterline_reaper_withdrawals_total") || name.equals("waterline_deliveries_total")) {
+                    sums.merge(key.replace("\"", "'"), v, Double::sum);
+                }
             }
             return new Sample(sums.getOrDefault("waterline_outbox_depth", -1.0),
                     sums.getOrDefault("waterline_outbox_oldest_age_seconds", -1.0),
@@ -53,10 +62,21 @@ final class ServerMetrics {
                     sums.getOrDefault("waterline_process_resident_memory_bytes", -1.0),
                     sums.getOrDefault("waterline_deliveries_total", -1.0),
                     sums.getOrDefault("waterline_messages_accepted_total", -1.0),
-                    sums.getOrDefault("waterline_safe_delete_id", -1.0));
+                    sums.getOrDefault("waterline_safe_delete_id", -1.0), counters(sums));
         }
         catch (Exception e) {
             return Sample.NONE;
         }
+    }
+
+    private static Map<String, Double> counters(Map<String, Double> sums) {
+        Map<String, Double> out = new java.util.TreeMap<>();
+        sums.forEach((k, v) -> {
+            String name = k.contains("{") ? k.substring(0, k.indexOf('{')) : k;
+            if (REPORTED.contains(name)) {
+                out.put(k, v);
+            }
+        });
+        return out;
     }
 }
