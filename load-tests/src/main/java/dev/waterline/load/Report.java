@@ -29,6 +29,7 @@ record Report(
         double acceptedPerSecond,
         long lost,
         List<Reconciler.Loss> lostSample,
+        Map<String, Map<String, Object>> byBehaviour,
         long duplicatesSeen,
         long syncedMessages,
         long resentAfterReconnect,
@@ -70,12 +71,43 @@ record Report(
                 verdict.expectedDeliveries() == 0 ? 0 : round((double) live / verdict.expectedDeliveries()),
                 round(verdict.accepted() / seconds),
                 verdict.lost().size(), verdict.lost().subList(0, Math.min(20, verdict.lost().size())),
+                byBehaviour(run),
                 verdict.duplicatesSeen(), s.syncedMessages.sum(), s.resent.sum(), s.reconnects.sum(),
                 new TreeMap<>(s.closesByCode.entrySet().stream().collect(
                         java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().sum()))),
                 percentiles(s.acceptLatency), percentiles(s.deliverLatency),
                 s.outboxDepthMax.get(), end.outboxDepth(), run.outboxDrainSeconds, run.serverCounters(),
                 round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0));
+    }
+
+    /** Per client behaviour: clients, live deliveries received, deliveries expected, their ratio. */
+    private static Map<String, Map<String, Object>> byBehaviour(LoadRun run) {
+        Map<String, Long> expected = new java.util.HashMap<>();
+        for (Reconciler.Accepted a : run.accepted) {
+            for (String r : a.recipients()) {
+                expected.merge(r, 1L, Long::sum);
+            }
+        }
+        Map<String, Map<String, Object>> out = new TreeMap<>();
+        for (Behaviour b : Behaviour.values()) {
+            long clients = 0, live = 0, exp = 0;
+            for (SimClient c : run.clients()) {
+                if (c.behaviour == b) {
+                    clients++;
+                    live += c.liveDeliveries.sum();
+                    exp += expected.getOrDefault(c.userId, 0L);
+                }
+            }
+            if (clients > 0) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("clients", clients);
+                m.put("liveDeliveries", live);
+                m.put("expected", exp);
+                m.put("ratio", exp == 0 ? 0 : round((double) live / exp));
+                out.put(b.name().toLowerCase(java.util.Locale.ROOT), m);
+            }
+        }
+        return out;
     }
 
     boolean clean() {
@@ -100,6 +132,7 @@ record Report(
         row(b, "rejected by code", rejectedByCode.toString());
         row(b, "other errors by code", errorsByCode.toString());
         row(b, "live deliveries / expected", liveDeliveries + " / " + expectedDeliveries + " = " + deliveriesPerExpected);
+        row(b, "live deliveries / expected, by client behaviour", byBehaviour.toString());
         row(b, "duplicates seen (live + sync)", Long.toString(duplicatesSeen));
         row(b, "messages read by resync", Long.toString(syncedMessages));
         row(b, "sends re-sent after reconnect", Long.toString(resentAfterReconnect));
