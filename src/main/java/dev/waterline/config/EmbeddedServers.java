@@ -76,7 +76,7 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         }
         if (needRedis) {
             Path dir = dataDir.resolve("redis");
-            REDIS.computeIfAbsent(dir, d -> startRedis(d, clean));
+            REDIS.computeIfAbsent(dir, d -> startRedis(d, clean, log));
             props.put("spring.data.redis.host", "127.0.0.1");
             props.put("spring.data.redis.port", REDIS_PORTS.get(dir));
         }
@@ -100,6 +100,13 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         EmbeddedPostgres pg = POSTGRES.computeIfAbsent(dir, d -> startPostgres(d, clean, null));
         createDatabaseIfMissing(pg, database);
         return pg.getPort();
+    }
+
+    /** The embedded Redis for {@code dataDir}, started if need be; returns its port. For tests that proxy it. */
+    public static int redisPort(Path dataDir, boolean clean) {
+        Path dir = dataDir.toAbsolutePath().normalize().resolve("redis");
+        REDIS.computeIfAbsent(dir, d -> startRedis(d, clean, null));
+        return REDIS_PORTS.get(dir);
     }
 
     private EmbeddedPostgres startPostgres(Path dir, boolean clean) {
@@ -146,7 +153,7 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         }
     }
 
-    private RedisServer startRedis(Path dir, boolean clean) {
+    private static RedisServer startRedis(Path dir, boolean clean, Log log) {
         try {
             if (clean && Files.exists(dir)) {
                 try (var files = Files.list(dir)) {
@@ -171,7 +178,9 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
                     .build();
             redis.start();
             REDIS_PORTS.put(dir, port);
-            log.info("Embedded Redis listening on 127.0.0.1:" + port + " with data in " + dir);
+            if (log != null) {
+                log.info("Embedded Redis listening on 127.0.0.1:" + port + " with data in " + dir);
+            }
             return redis;
         }
         catch (IOException e) {

@@ -140,7 +140,7 @@ record Report(
         row(b, "send→accepted ms (p50/p90/p99/p99.9/max)", latency(acceptLatencyMs));
         row(b, "send→delivered ms (p50/p90/p99/p99.9/max)", latency(deliverLatencyMs));
         row(b, "outbox depth max / at end", (long) outboxDepthMax + " / " + (long) outboxDepthEnd
-                + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not empty at the end)"));
+                + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not yet empty within the --outbox-drain budget)"));
         row(b, "server counters", serverCounters.toString());
         row(b, "server heap max / RSS max (MB)", serverHeapMaxMb + " / " + serverRssMaxMb);
         if (!lostSample.isEmpty()) {
