@@ -80,7 +80,8 @@ public class FastPath implements SmartLifecycle {
                     watermark.shed(e.getKey(), ids(e.getValue()));
                 }
                 catch (RuntimeException redisDown) {
-                    log.debug("could not pin shed rows (Redis): " + redisDown);
+                    log.debug("could not record shed rows (Redis): " + redisDown);
+                    watermark.suspect();
                 }
             }
         }
@@ -133,6 +134,7 @@ public class FastPath implements SmartLifecycle {
             }
             catch (RuntimeException redisDown) {
                 log.debug("watermark unavailable, delivering unrecorded: " + redisDown);
+                watermark.suspect();
             }
             int written = 0;
             for (OutboxRow row : rows) {

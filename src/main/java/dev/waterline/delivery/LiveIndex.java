@@ -2,6 +2,7 @@ package dev.waterline.delivery;
 
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.IndexHealth;
 import dev.waterline.watermark.WatermarkIndex;
 import org.springframework.stereotype.Component;
 
@@ -9,18 +10,20 @@ import org.springframework.stereotype.Component;
  * The delivery paths' access to the watermark index. It also heals the one way the index and the
  * registry can disagree: Redis not naming a connection the registry holds as current (Redis was
  * down when it connected, or lost its data since). Then the connection's epoch is re-asserted
- * under its user's lock and the delivery recorded again; the next reclaim pass, seeing its marker
- * gone too, rebuilds everything else from the outbox.
+ * under its user's lock (keeping whatever was recorded for it meanwhile), the delivery recorded
+ * again, and the index distrusted until the next reclaim pass has rebuilt it from the outbox.
  */
 @Component
 class LiveIndex {
 
     private final WatermarkIndex watermark;
     private final SessionRegistry sessions;
+    private final IndexHealth health;
 
-    LiveIndex(WatermarkIndex watermark, SessionRegistry sessions) {
+    LiveIndex(WatermarkIndex watermark, SessionRegistry sessions, IndexHealth health) {
         this.watermark = watermark;
         this.sessions = sessions;
+        this.health = health;
     }
 
     /** Records ids as written to {@code to}; false when {@code to} is no longer current (nothing recorded). */
@@ -41,13 +44,26 @@ class LiveIndex {
             if (!sessions.isCurrent(to)) {
                 return false;
             }
-            watermark.connect(to);
+            if (watermark.reassert(to)) {
+                // Redis had lost this epoch, so it may have lost more: rebuild before trusting it.
+                health.suspect();
+            }
             return true;
         });
     }
 
-    /** Per id its status for {@code to} (see {@link WatermarkIndex#status}); null when {@code to} is not its user's epoch in Redis. */
+    /**
+     * Per id its status for {@code to} (see {@link WatermarkIndex#status}), or null when the
+     * index is not trusted to be whole right now or Redis does not name {@code to} as its user's
+     * epoch: then nothing may be concluded from a row's absence.
+     */
     int[] status(ClientSession to, long[] ids) {
-        return watermark.status(to, ids);
+        long marker = health.trustedMarker();
+        return marker < 0 ? null : watermark.status(to, marker, ids);
+    }
+
+    /** Something may have gone unrecorded in Redis. */
+    void suspect() {
+        health.suspect();
     }
 }

@@ -34,9 +34,10 @@ import org.springframework.stereotype.Component;
  * row owed to the connection (shed by the fast path, or owed after an index rebuild) is written
  * for the first time, a row pending (written, never acked) is written again, and any other row
  * is retired (acked, or from before this connection, whose client resynced history when it
- * connected). When a pending row would be re-sent after more than {@code max-delivery-attempts}
- * claims, its recipient is withdrawn instead (the attempts reaper, 4008); a row that was owed
- * first spent one claim on its first write, so it is re-sent one time fewer. If Redis does not name the connection as its
+ * connected). A pending row's re-sends are counted in {@code attempts}; one that has been re-sent
+ * {@code max-delivery-attempts} times gets its recipient withdrawn instead of another re-send
+ * (the attempts reaper, 4008). While the index is not trusted to be whole (after a Redis error or
+ * loss, until the next rebuild) rows of connected recipients are left leased, not retired. If Redis does not name the connection as its
  * user's epoch, its rows are left alone and their lease brings them back. Rows sent stay leased,
  * so an unacked delivery comes back once per lease until acked or withdrawn.
  *
@@ -104,7 +105,7 @@ public class OutboxPoller implements SmartLifecycle {
             }
             int[] status = watermark.status(to, mine.stream().mapToLong(OutboxRow::id).toArray());
             if (status == null) {
-                continue;
+                continue; // not trusted, or not this connection's epoch: the lease brings the rows back
             }
             List<OutboxRow> owed = new ArrayList<>();
             List<OutboxRow> again = new ArrayList<>();
@@ -115,7 +116,7 @@ public class OutboxPoller implements SmartLifecycle {
                     case WatermarkIndex.OWED -> owed.add(row);
                     case WatermarkIndex.PENDING -> {
                         again.add(row);
-                        overAttempts |= row.attempts() > reapers.maxDeliveryAttempts();
+                        overAttempts |= row.attempts() >= reapers.maxDeliveryAttempts();
                     }
                     default -> retired.add(row.id());
                 }
@@ -125,10 +126,12 @@ public class OutboxPoller implements SmartLifecycle {
                         "withdrawn: a delivery was re-sent " + reapers.maxDeliveryAttempts() + " times without an ack");
                 continue;
             }
+            outbox.countResends(again.stream().mapToLong(OutboxRow::id).toArray());
+            List<OutboxRow> writes = new ArrayList<>(again);
             if (!owed.isEmpty() && watermark.deliver(to, owed.stream().mapToLong(OutboxRow::id).toArray())) {
-                again.addAll(owed);
+                writes.addAll(owed);
             }
-            again.forEach(row -> queue.offer(new Outbound(to, row)));
+            writes.forEach(row -> queue.offer(new Outbound(to, row)));
         }
         outbox.retire(retired.stream().mapToLong(Long::longValue).toArray());
         return rows.size();

@@ -15,6 +15,7 @@ import dev.waterline.receipts.Receipts;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.IndexHealth;
 import dev.waterline.watermark.WatermarkIndex;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -50,13 +51,15 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final Ingest ingest;
     private final Receipts receipts;
     private final WatermarkIndex watermark;
+    private final IndexHealth health;
     private final WaterlineMetrics metrics;
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
     private volatile boolean running;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions, Ingest ingest,
-                   Receipts receipts, WatermarkIndex watermark, WaterlineMetrics metrics) {
+                   Receipts receipts, WatermarkIndex watermark, IndexHealth health, WaterlineMetrics metrics) {
+        this.health = health;
         this.properties = properties;
         this.sessions = sessions;
         this.ingest = ingest;
@@ -89,6 +92,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             catch (RuntimeException e) {
                 log.warn("watermark index unavailable at connect of " + userId + " (delivery re-asserts it later): "
                         + e.getMessage());
+                health.suspect();
             }
             return previous;
         });
@@ -111,6 +115,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                     catch (RuntimeException e) {
                         log.warn("watermark index unavailable at disconnect of " + conn.userId()
                                 + " (the next index rebuild drops it): " + e.getMessage());
+                        health.suspect();
                     }
                 }
                 return null;

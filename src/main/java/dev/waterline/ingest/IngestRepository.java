@@ -65,13 +65,16 @@ class IngestRepository {
             """;
 
     /**
+     * The row's age is measured from this insert, moments before commit (clock_timestamp, not the
+     * transaction's start), since the reclaim grace covers a row's way from commit to first pin.
      * 1: sent_at, 2: first due time in ms from now (the fast path's window: one lease),
      * 3..9: pairwise arrays of recipient, chat id, seq, message id, sender, correlation id, body.
      */
     private static final String INSERT_OUTBOX = """
-            INSERT INTO outbox (recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, sent_at, due_at)
+            INSERT INTO outbox (recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, sent_at,
+                                created_at, due_at)
             SELECT recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, ?,
-                   now() + (? * interval '1 millisecond')
+                   clock_timestamp(), clock_timestamp() + (? * interval '1 millisecond')
             FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
                  AS o(recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body)
             RETURNING id, recipient_id, message_id

@@ -13,14 +13,14 @@ public class OutboxRepository {
 
     /**
      * Claims the oldest due rows: a linear scan by id from {@code floor}, skipping rows another
-     * claimer holds, each claimed row leased until now + lease and its attempt counted.
+     * claimer holds, each claimed row leased until now + lease.
      * 1: floor id (inclusive; the reclaim line, 0 for the head), 2: max rows, 3: lease in ms.
      * The scan restarts from the floor every time instead of keeping a cursor: a row whose
      * transaction commits after a higher id was seen would fall behind a cursor forever.
      */
     private static final String CLAIM_DUE = """
             UPDATE outbox o
-            SET due_at = now() + (? * interval '1 millisecond'), attempts = o.attempts + 1
+            SET due_at = now() + (? * interval '1 millisecond')
             FROM (SELECT id FROM outbox
                   WHERE id >= ? AND due_at <= now()
                   ORDER BY id
@@ -63,9 +63,19 @@ public class OutboxRepository {
             SELECT COALESCE(max(id), 0) + 1 FROM outbox
             """;
 
+    /** The oldest row still present, or the head when the outbox is empty. */
+    private static final String LOWEST = """
+            SELECT COALESCE(min(id), (SELECT COALESCE(max(id), 0) + 1 FROM outbox)) FROM outbox
+            """;
+
     /** Every row still in delivery (not retired), for rebuilding the index: a full linear scan. */
     private static final String IN_DELIVERY = """
             SELECT recipient_id, id FROM outbox WHERE due_at <> 'infinity' ORDER BY id
+            """;
+
+    /** Counts one more re-send of each row. 1: bigint[] ids. */
+    private static final String COUNT_RESEND = """
+            UPDATE outbox SET attempts = attempts + 1 WHERE id = ANY (?::bigint[])
             """;
 
     private static final String STATS = """
@@ -90,6 +100,13 @@ public class OutboxRepository {
         return rows;
     }
 
+    /** Counts a re-send of each of these rows (the attempts reaper reads the count). */
+    public void countResends(long[] ids) {
+        if (ids.length > 0) {
+            jdbc.update(COUNT_RESEND, (Object) ids);
+        }
+    }
+
     public void retire(long[] ids) {
         if (ids.length > 0) {
             jdbc.update(RETIRE, (Object) ids);
@@ -110,21 +127,34 @@ public class OutboxRepository {
                 java.sql.Timestamp.from(cutoff), chunk);
     }
 
+    /** The lowest id still in the outbox (the head when it is empty): no row lies below it. */
+    public long lowest() {
+        Long lowest = jdbc.queryForObject(LOWEST, Long.class);
+        return lowest == null ? 0 : lowest;
+    }
+
     public long head() {
         Long head = jdbc.queryForObject(HEAD, Long.class);
         return head == null ? 1 : head;
     }
 
+    /** Rows still in delivery for some users, and the highest id the scan saw (0 when none). */
+    public record InDelivery(java.util.Map<String, List<Long>> byRecipient, long highestId) {
+    }
+
     /** Rows still in delivery, by recipient, for the users {@code wanted} accepts. */
-    public java.util.Map<String, List<Long>> inDelivery(java.util.function.Predicate<String> wanted) {
+    public InDelivery inDelivery(java.util.function.Predicate<String> wanted) {
         java.util.Map<String, List<Long>> out = new java.util.HashMap<>();
+        long[] highest = {0};
         jdbc.query(IN_DELIVERY, rs -> {
             String user = rs.getString(1);
+            long id = rs.getLong(2);
+            highest[0] = Math.max(highest[0], id);
             if (wanted.test(user)) {
-                out.computeIfAbsent(user, k -> new java.util.ArrayList<>()).add(rs.getLong(2));
+                out.computeIfAbsent(user, k -> new java.util.ArrayList<>()).add(id);
             }
         });
-        return out;
+        return new InDelivery(out, highest[0]);
     }
 
     /** Depth and age in seconds of the oldest row. */

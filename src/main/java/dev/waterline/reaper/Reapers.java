@@ -53,6 +53,7 @@ class Reapers implements SmartLifecycle {
             }
         }
         Map<String, Long> counts;
+        long countedAt = System.nanoTime();
         try {
             counts = watermark.pendingCounts();
         }
@@ -63,7 +64,8 @@ class Reapers implements SmartLifecycle {
         for (var e : counts.entrySet()) {
             if (e.getValue() > properties.maxPending()) {
                 ClientSession s = sessions.get(e.getKey());
-                if (s != null && !spared(s, now)) {
+                // a connection opened after the counts were read is not the one they counted
+                if (s != null && s.openedNanos() < countedAt && !spared(s, now)) {
                     withdrawals.withdraw(s, "overload", 4008, "withdrawn: more than " + properties.maxPending() + " unacked deliveries");
                 }
             }

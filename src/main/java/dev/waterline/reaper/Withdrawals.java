@@ -3,6 +3,7 @@ package dev.waterline.reaper;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.IndexHealth;
 import dev.waterline.watermark.WatermarkIndex;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -24,8 +25,10 @@ public class Withdrawals {
     private final SessionRegistry sessions;
     private final WatermarkIndex watermark;
     private final WaterlineMetrics metrics;
+    private final IndexHealth health;
 
-    Withdrawals(SessionRegistry sessions, WatermarkIndex watermark, WaterlineMetrics metrics) {
+    Withdrawals(SessionRegistry sessions, WatermarkIndex watermark, WaterlineMetrics metrics, IndexHealth health) {
+        this.health = health;
         this.sessions = sessions;
         this.watermark = watermark;
         this.metrics = metrics;
@@ -44,6 +47,7 @@ public class Withdrawals {
             catch (RuntimeException e) {
                 log.warn("Redis unavailable while withdrawing " + s.userId()
                         + "; its pin holds the line until the next index rebuild: " + e.getMessage());
+                health.suspect();
             }
             return true;
         });

@@ -25,13 +25,14 @@ import org.springframework.stereotype.Component;
  *
  * <p>Loop (one virtual thread, every {@code interval}): one {@link #pass()}. A pass first asks
  * whether the Redis index can be trusted: Redis must hold the marker token PostgreSQL holds, and
- * this process must have rebuilt the index since it started. If not, the pass rebuilds the index
- * from a full scan of the outbox and deletes nothing. Otherwise it reads the line (the lowest pin
- * over connected clients, or the outbox head when no one holds a pin: offline recipients hold
- * nothing down), checks the marker again (a Redis that was flushed in between is caught here),
- * moves the marker on in both stores, and deletes, in bounded chunks and id order, rows below the
- * line that are older than the grace; then the age backstop deletes rows past the outbox
- * retention whatever the line.
+ * {@link IndexHealth} must trust it under that marker (it does not from start until the first
+ * rebuild, nor after a Redis error in the live path). If not, the pass rebuilds the index from a
+ * full scan of the outbox and deletes nothing. Otherwise it reads the line (the lowest pin over
+ * connected clients, or the outbox head when no one holds a pin: offline recipients hold nothing
+ * down), moves the marker on with a compare-and-set (a Redis flushed or rolled back since the
+ * first read fails it, and nothing is deleted), and deletes, in bounded chunks and id order, rows
+ * below the line that are older than the grace; then the age backstop deletes rows past the
+ * outbox retention whatever the line.
  *
  * <p>On any error (Redis or PostgreSQL) the pass stops where it is; nothing is deleted after an
  * error, and a Redis error before the deletes means nothing is deleted at all. Stops with the
@@ -54,18 +55,19 @@ public class Reclaim implements SmartLifecycle {
     private final OutboxRepository outbox;
     private final SessionRegistry sessions;
     private final WaterlineMetrics metrics;
+    private final IndexHealth health;
     private final Clock clock;
     private final Counter reclaimedByLine;
     private final Counter reclaimedByAge;
     private final Counter rebuilds;
     private final AtomicLong floor = new AtomicLong();
-    private volatile boolean primed;
     private volatile boolean running;
     private Thread thread;
 
     Reclaim(ReclaimProperties properties, @Value("${waterline.retention.outbox:26h}") Duration outboxRetention,
             WatermarkIndex watermark, MarkerStore markers, OutboxRepository outbox, SessionRegistry sessions,
-            WaterlineMetrics metrics, Clock clock) {
+            WaterlineMetrics metrics, IndexHealth health, Clock clock) {
+        this.health = health;
         this.properties = properties;
         this.outboxRetention = outboxRetention;
         this.watermark = watermark;
@@ -79,28 +81,34 @@ public class Reclaim implements SmartLifecycle {
         this.rebuilds = metrics.counter("waterline.watermark.rebuilds", "rebuilds of the Redis index from the outbox");
     }
 
-    /** Every id below this is gone from the outbox: where the poller's scans may start. */
+    /** No outbox row lies below this id: where the poller's scans may start. */
     public long floor() {
         return floor.get();
     }
 
     /** One GC pass. Returns rows deleted. */
     public long pass() {
+        long seen = health.suspicions();
         long expected = markers.token();
         Long held = watermark.marker();
-        if (!primed || !Objects.equals(held, expected)) {
+        if (health.trustedMarker() != expected || !Objects.equals(held, expected)) {
             rebuild(expected, held);
             return 0;
         }
         OptionalLong pin = watermark.lowestPin();
         long head = outbox.head();
         long line = pin.isPresent() ? Math.min(pin.getAsLong(), head) : head;
-        if (!Objects.equals(watermark.marker(), expected)) {
+        long next = expected + 1;
+        // Compare-and-set: a Redis flushed or rolled back since the first read no longer holds
+        // the expected marker, and then the pins just read prove nothing.
+        if (!watermark.rotateMarker(expected, next)) {
+            health.suspect();
             return 0;
         }
-        long next = expected + 1;
         markers.token(next);
-        watermark.marker(next);
+        if (!health.trust(next, seen)) {
+            return 0;
+        }
         metrics.safeDeleteId(line);
 
         long deleted = 0;
@@ -108,7 +116,6 @@ public class Reclaim implements SmartLifecycle {
             OutboxRepository.Deleted d = outbox.deletePrefix(line, properties.grace(), properties.chunk());
             deleted += d.rows();
             reclaimedByLine.increment(d.rows());
-            floor.accumulateAndGet(d.maxId() + 1, Math::max);
             if (d.rows() < properties.chunk()) {
                 break;
             }
@@ -117,22 +124,36 @@ public class Reclaim implements SmartLifecycle {
             OutboxRepository.Deleted d = outbox.deleteOlderThan(clock.instant().minus(outboxRetention), properties.chunk());
             deleted += d.rows();
             reclaimedByAge.increment(d.rows());
-            floor.accumulateAndGet(d.maxId() + 1, Math::max);
             if (d.rows() < properties.chunk()) {
                 break;
             }
+        }
+        if (deleted > 0) {
+            // The oldest row left, not the highest id deleted: a young row may sit below that. A row
+            // not yet committed could still appear below it only from a transaction open longer
+            // than the grace; ingest's last milliseconds, and such a row would only miss its
+            // poller re-sends (it is in history, and pinned if its recipient is connected).
+            floor.set(outbox.lowest());
         }
         return deleted;
     }
 
     /**
-     * Rebuilds the index from the outbox: every connected client gets, as pending, every row of
-     * its still in delivery (conservative: some may have been acked, and are delivered and acked
-     * again); users that hold a pin but have no connection here lose it. Then the marker is set
-     * in both stores and reclaim may resume.
+     * Rebuilds the index from the outbox. The index is distrusted first (the poller retires no
+     * row of a connected client meanwhile) and Redis holds a sentinel marker. Every connected
+     * client is then given, as owed, every row of its still in delivery (conservative: some may
+     * have been acked, and are written and acked again), and loses pending or owed ids the scan
+     * did not find; users that hold a pin but have no connection here lose it. Only if the
+     * sentinel is still in Redis at the end (no flush meanwhile) and nothing was suspected
+     * meanwhile is the index trusted again under the new marker.
      */
     void rebuild(long expected, Long held) {
-        Map<String, List<Long>> inDelivery = outbox.inDelivery(user -> sessions.get(user) != null);
+        health.suspect();
+        long seen = health.suspicions();
+        long next = expected + 1;
+        long sentinel = -next;
+        watermark.marker(sentinel);
+        OutboxRepository.InDelivery scan = outbox.inDelivery(user -> sessions.get(user) != null);
         for (String user : watermark.pinnedUsers()) {
             sessions.underUserLock(user, () -> {
                 if (sessions.get(user) == null) {
@@ -143,22 +164,25 @@ public class Reclaim implements SmartLifecycle {
         }
         int connections = 0;
         for (ClientSession s : sessions.all()) {
-            long[] ids = inDelivery.getOrDefault(s.userId(), List.of()).stream().mapToLong(Long::longValue).toArray();
+            long[] ids = scan.byRecipient().getOrDefault(s.userId(), List.of()).stream().mapToLong(Long::longValue).toArray();
             connections += sessions.underUserLock(s.userId(), () -> {
                 if (!sessions.isCurrent(s)) {
                     return 0;
                 }
-                watermark.rebuildUser(s, ids);
+                watermark.rebuildUser(s, scan.highestId(), ids);
                 return 1;
             });
         }
-        long next = expected + 1;
+        if (!watermark.rotateMarker(sentinel, next)) {
+            log.warn("Redis lost the rebuild's sentinel marker; rebuilding again on the next pass");
+            return;
+        }
         markers.token(next);
-        watermark.marker(next);
-        primed = true;
         rebuilds.increment();
+        boolean trusted = health.trust(next, seen);
         log.info("watermark index rebuilt from the outbox for " + connections + " connections ("
-                + (held == null ? "Redis held no marker" : "Redis held marker " + held + ", expected " + expected) + ")");
+                + (held == null ? "Redis held no marker" : "Redis held marker " + held + ", expected " + expected) + ")"
+                + (trusted ? "" : "; a suspicion arose meanwhile, rebuilding again on the next pass"));
     }
 
     private void loop() {

@@ -38,6 +38,8 @@ public class WatermarkIndex {
     private static final RedisScript<Long> DISCONNECT = RedisScript.of(lua("disconnect"), Long.class);
     private static final RedisScript<Long> REBUILD_USER = RedisScript.of(lua("rebuild_user"), Long.class);
     private static final RedisScript<Long> FORGET_USER = RedisScript.of(lua("forget_user"), Long.class);
+    private static final RedisScript<Long> REASSERT = RedisScript.of(lua("reassert"), Long.class);
+    private static final RedisScript<Long> ROTATE_MARKER = RedisScript.of(lua("rotate_marker"), Long.class);
 
     private final StringRedisTemplate redis;
 
@@ -114,15 +116,27 @@ public class WatermarkIndex {
         return r != null && r >= 0;
     }
 
+    /**
+     * Names {@code s} as its user's epoch only if Redis names another connection (or none);
+     * returns whether it did. Records made for {@code s} meanwhile are kept.
+     */
+    public boolean reassert(ClientSession s) {
+        Long r = redis.execute(REASSERT, keys(s.userId()), s.sessionId(), s.userId());
+        return r != null && r == 1L;
+    }
+
     /** Where a row stands for a connection: {@link #PENDING}, {@link #OWED} or {@link #NEITHER}. */
     public static final int NEITHER = 0;
     public static final int OWED = 1;
     public static final int PENDING = 2;
 
-    /** Per id its status for {@code s}; null when {@code s} is no longer its user's epoch. */
-    public int[] status(ClientSession s, long[] ids) {
-        List<?> out = redis.execute(STATUS, List.of(sessionKey(s.userId()), pendingKey(s.userId()), owedKey(s.userId())),
-                args(s.sessionId(), null, ids));
+    /**
+     * Per id its status for {@code s}, judged under {@code marker}; null when {@code s} is no
+     * longer its user's epoch or Redis no longer holds that marker (the index may not be whole).
+     */
+    public int[] status(ClientSession s, long marker, long[] ids) {
+        List<?> out = redis.execute(STATUS, List.of(sessionKey(s.userId()), pendingKey(s.userId()), owedKey(s.userId()), MARKER),
+                args(s.sessionId(), Long.toString(marker), ids));
         if (out == null || out.isEmpty() || ((Number) out.get(0)).intValue() < 0) {
             return null;
         }
@@ -142,9 +156,19 @@ public class WatermarkIndex {
         return n == null ? 0 : n.intValue();
     }
 
-    /** Rebuild: names {@code s} as its user's epoch and records {@code ids} as owed to it. */
-    public void rebuildUser(ClientSession s, long[] ids) {
-        redis.execute(REBUILD_USER, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
+    /**
+     * Rebuild: names {@code s} as its user's epoch, records {@code ids} as owed to it, and drops
+     * pending or owed ids up to {@code scannedUpTo} that are not among them.
+     */
+    public void rebuildUser(ClientSession s, long scannedUpTo, long[] ids) {
+        List<String> args = new ArrayList<>(ids.length + 3);
+        args.add(s.sessionId());
+        args.add(s.userId());
+        args.add(Long.toString(scannedUpTo));
+        for (long id : ids) {
+            args.add(Long.toString(id));
+        }
+        redis.execute(REBUILD_USER, keys(s.userId()), args.toArray());
     }
 
     /** Rebuild: removes a user with no connection here from live delivery. */
@@ -183,5 +207,11 @@ public class WatermarkIndex {
 
     public void marker(long token) {
         redis.opsForValue().set(MARKER, Long.toString(token));
+    }
+
+    /** Moves the marker from {@code expected} to {@code next}; false when Redis held something else. */
+    public boolean rotateMarker(long expected, long next) {
+        Long r = redis.execute(ROTATE_MARKER, List.of(MARKER), Long.toString(expected), Long.toString(next));
+        return r != null && r == 1L;
     }
 }

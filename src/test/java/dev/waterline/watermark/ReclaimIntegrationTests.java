@@ -148,7 +148,7 @@ class ReclaimIntegrationTests {
 
             assertThat(reclaim.pass()).as("a pass that finds no marker deletes nothing").isZero();
             assertThat(exists(unacked)).isTrue();
-            assertThat(index.status(sessions.get("gc-flush-bob"), new long[] {unacked})).containsExactly(WatermarkIndex.OWED);
+            assertThat(index.status(sessions.get("gc-flush-bob"), index.marker(), new long[] {unacked})).containsExactly(WatermarkIndex.OWED);
 
             reclaim.pass();
             assertThat(exists(unacked)).as("the rebuilt pin holds the line").isTrue();
@@ -190,11 +190,11 @@ class ReclaimIntegrationTests {
             redis.opsForZSet().remove(WatermarkIndex.PINS, "gc-start-bob");
             age(unacked);
             Reclaim restarted = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
-                    Duration.ofHours(26), index, markers, outbox, sessions, metrics, Clock.systemUTC());
+                    Duration.ofHours(26), index, markers, outbox, sessions, metrics, new IndexHealth(), Clock.systemUTC());
 
             assertThat(restarted.pass()).isZero();
             assertThat(exists(unacked)).isTrue();
-            assertThat(index.status(sessions.get("gc-start-bob"), new long[] {unacked})).containsExactly(WatermarkIndex.OWED);
+            assertThat(index.status(sessions.get("gc-start-bob"), index.marker(), new long[] {unacked})).containsExactly(WatermarkIndex.OWED);
         }
     }
 
@@ -214,7 +214,8 @@ class ReclaimIntegrationTests {
             try {
                 StringRedisTemplate down = new StringRedisTemplate(nowhere);
                 Reclaim cut = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
-                        Duration.ofHours(26), new WatermarkIndex(down), markers, outbox, sessions, metrics, Clock.systemUTC());
+                        Duration.ofHours(26), new WatermarkIndex(down), markers, outbox, sessions, metrics, new IndexHealth(),
+                        Clock.systemUTC());
                 assertThatThrownBy(cut::pass).isInstanceOf(RuntimeException.class);
                 assertThat(exists(row)).isTrue();
             }

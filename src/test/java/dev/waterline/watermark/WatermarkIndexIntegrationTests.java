@@ -79,10 +79,12 @@ class WatermarkIndexIntegrationTests {
         assertThat(index.deliver(s, new long[] {10, 11})).isEqualTo(2);
         assertThat(index.shed(s, new long[] {12, 13})).isTrue();
         index.ack(s, new long[] {10});
-        assertThat(index.status(s, new long[] {10, 11, 12, 14})).containsExactly(0, 2, 1, 0);
-        assertThat(index.status(new Session("wm-status", "other"), new long[] {11})).isNull();
+        long marker = markerSetTo(77);
+        assertThat(index.status(s, marker, new long[] {10, 11, 12, 14})).containsExactly(0, 2, 1, 0);
+        assertThat(index.status(new Session("wm-status", "other"), marker, new long[] {11})).isNull();
+        assertThat(index.status(s, marker + 1, new long[] {11})).as("under a marker Redis does not hold").isNull();
         index.deliver(s, new long[] {12});
-        assertThat(index.status(s, new long[] {12})).as("written at last: owed becomes pending").containsExactly(2);
+        assertThat(index.status(s, marker, new long[] {12})).as("written at last: owed becomes pending").containsExactly(2);
     }
 
     @Test
@@ -127,6 +129,42 @@ class WatermarkIndexIntegrationTests {
         assertThat(index.disconnect(current)).isTrue();
         assertThat(pin("wm-epoch")).isNull();
         assertThat(redis.hasKey(WatermarkIndex.pendingKey("wm-epoch"))).isFalse();
+    }
+
+    @Test
+    void aReassertKeepsWhatWasRecordedForTheConnectionAndOnlyReplacesAnotherEpoch() {
+        Session s = new Session("wm-reassert", "s1");
+        index.connect(s);
+        index.deliver(s, new long[] {30});
+        assertThat(index.reassert(s)).isFalse();
+        assertThat(pin("wm-reassert")).isEqualTo(30);
+        Session next = new Session("wm-reassert", "s2");
+        assertThat(index.reassert(next)).isTrue();
+        assertThat(pin("wm-reassert")).isNull();
+    }
+
+    @Test
+    void aRebuildDropsIdsTheOutboxNoLongerHasAndKeepsThoseRecordedAfterTheScan() {
+        Session s = new Session("wm-rebuild", "s1");
+        index.connect(s);
+        index.deliver(s, new long[] {5, 9, 15});
+        index.rebuildUser(s, 10, new long[] {9, 10});
+        assertThat(index.status(s, markerSetTo(78), new long[] {5, 9, 10, 15})).containsExactly(0, 2, 1, 2);
+        assertThat(pin("wm-rebuild")).isEqualTo(9);
+    }
+
+    @Test
+    void theMarkerMovesOnlyFromTheValueTheCallerSaw() {
+        markerSetTo(90);
+        assertThat(index.rotateMarker(89, 91)).isFalse();
+        assertThat(index.marker()).isEqualTo(90);
+        assertThat(index.rotateMarker(90, 91)).isTrue();
+        assertThat(index.marker()).isEqualTo(91);
+    }
+
+    private long markerSetTo(long marker) {
+        index.marker(marker);
+        return marker;
     }
 
     private Double pin(String user) {
