@@ -12,6 +12,7 @@
 -- ARGV[2] user id
 -- ARGV[3] the highest outbox id the scan saw
 -- ARGV[4..] the user's delivery ids the scan found in delivery
+-- (repin comes from _repin.lua, loaded in front of this script.)
 -- Returns 1.
 redis.call('SET', KEYS[1], ARGV[1])
 local found = {}
@@ -30,22 +31,5 @@ for i = 4, #ARGV do
     redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i])
   end
 end
--- the count is the pending set's size; the pin the lowest id pending or owed
-local n = redis.call('ZCARD', KEYS[2])
-if n > 0 then
-  redis.call('HSET', KEYS[4], ARGV[2], n)
-else
-  redis.call('HDEL', KEYS[4], ARGV[2])
-end
-local low = nil
-local p = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if #p > 0 then low = p[2] end
-local s = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #s > 0 and (low == nil or tonumber(s[2]) < tonumber(low)) then low = s[2] end
-if low then
-  -- the score as Redis wrote it: a Lua number would print large ids with lost digits
-  redis.call('ZADD', KEYS[5], low, ARGV[2])
-else
-  redis.call('ZREM', KEYS[5], ARGV[2])
-end
+repin(KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2])
 return 1

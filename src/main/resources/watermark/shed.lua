@@ -8,6 +8,7 @@
 -- ARGV[1] session id of the connection the ids are owed to
 -- ARGV[2] user id
 -- ARGV[3..] delivery ids
+-- (repin comes from _repin.lua, loaded in front of this script.)
 -- Returns -1 when the connection is no longer the registered epoch, otherwise 1.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
@@ -17,22 +18,5 @@ for i = 3, #ARGV do
     redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i])
   end
 end
--- the count is the pending set's size; the pin the lowest id pending or owed
-local n = redis.call('ZCARD', KEYS[2])
-if n > 0 then
-  redis.call('HSET', KEYS[4], ARGV[2], n)
-else
-  redis.call('HDEL', KEYS[4], ARGV[2])
-end
-local low = nil
-local p = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if #p > 0 then low = p[2] end
-local s = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #s > 0 and (low == nil or tonumber(s[2]) < tonumber(low)) then low = s[2] end
-if low then
-  -- the score as Redis wrote it: a Lua number would print large ids with lost digits
-  redis.call('ZADD', KEYS[5], low, ARGV[2])
-else
-  redis.call('ZREM', KEYS[5], ARGV[2])
-end
+repin(KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2])
 return 1

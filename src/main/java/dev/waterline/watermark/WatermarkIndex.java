@@ -28,15 +28,17 @@ public class WatermarkIndex {
     static final String COUNTS = "wl:cnt";
     static final String MARKER = "wl:marker";
 
-    // Loaded once as text: a resource-backed script would stat its file on every call.
-    private static final RedisScript<Long> DELIVER = RedisScript.of(lua("deliver"), Long.class);
-    private static final RedisScript<Long> SHED = RedisScript.of(lua("shed"), Long.class);
+    // Loaded once as text: a resource-backed script would stat its file on every call. Scripts
+    // that change a user's ids get the shared repin function in front of them.
+    private static final String REPIN = lua("_repin");
+    private static final RedisScript<Long> DELIVER = RedisScript.of(REPIN + lua("deliver"), Long.class);
+    private static final RedisScript<Long> SHED = RedisScript.of(REPIN + lua("shed"), Long.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> STATUS = RedisScript.of(lua("status"), List.class);
-    private static final RedisScript<Long> ACK = RedisScript.of(lua("ack"), Long.class);
+    private static final RedisScript<Long> ACK = RedisScript.of(REPIN + lua("ack"), Long.class);
     private static final RedisScript<Long> CONNECT = RedisScript.of(lua("connect"), Long.class);
     private static final RedisScript<Long> DISCONNECT = RedisScript.of(lua("disconnect"), Long.class);
-    private static final RedisScript<Long> REBUILD_USER = RedisScript.of(lua("rebuild_user"), Long.class);
+    private static final RedisScript<Long> REBUILD_USER = RedisScript.of(REPIN + lua("rebuild_user"), Long.class);
     private static final RedisScript<Long> FORGET_USER = RedisScript.of(lua("forget_user"), Long.class);
     private static final RedisScript<Long> REASSERT = RedisScript.of(lua("reassert"), Long.class);
     private static final RedisScript<Long> ROTATE_MARKER = RedisScript.of(lua("rotate_marker"), Long.class);
