@@ -59,8 +59,8 @@ final class SimClient {
     final Map<String, Cursor> cursors = new ConcurrentHashMap<>();
     final Set<String> held = ConcurrentHashMap.newKeySet();
     final Map<String, Integer> receivedCounts = new ConcurrentHashMap<>();
-    /** {@code message} frames this client received live. */
-    final java.util.concurrent.atomic.LongAdder liveDeliveries = new java.util.concurrent.atomic.LongAdder();
+    /** {@code message} frames this client received live, by messageId. */
+    final Map<String, Integer> liveCounts = new ConcurrentHashMap<>();
 
     private final LoadRun run;
     private final String token;
@@ -263,8 +263,8 @@ final class SimClient {
             }
             case "message" -> {
                 run.stats.deliveries.increment();
-                liveDeliveries.increment();
                 String messageId = f.get("messageId").asString();
+                liveCounts.merge(messageId, 1, Integer::sum);
                 if (!held.contains(messageId)) {
                     Long sentAt = run.sentAt.get(f.get("correlationId").asString());
                     if (sentAt != null) {
