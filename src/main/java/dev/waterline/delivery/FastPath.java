@@ -1,5 +1,6 @@
 package dev.waterline.delivery;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.Counter;
 
+import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.session.ClientSession;
@@ -157,14 +159,7 @@ public class FastPath implements SmartLifecycle {
     @Override
     public void stop() {
         running = false;
-        for (Thread t : workers) {
-            try {
-                t.join(2000);
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Workers.stop(workers, Duration.ofSeconds(2));
         workers.clear();
     }
 

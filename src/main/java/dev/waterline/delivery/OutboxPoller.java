@@ -1,5 +1,6 @@
 package dev.waterline.delivery;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRepository;
 import dev.waterline.outbox.OutboxRow;
@@ -183,14 +185,7 @@ public class OutboxPoller implements SmartLifecycle {
     @Override
     public void stop() {
         running = false;
-        for (Thread t : threads) {
-            try {
-                t.join(2000);
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Workers.stop(threads, Duration.ofSeconds(2));
         threads.clear();
     }
 

@@ -1,5 +1,6 @@
 package dev.waterline.ingest;
 
+import java.time.Duration;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -11,6 +12,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import dev.waterline.lifecycle.Workers;
 import dev.waterline.delivery.DeliveryProperties;
 import dev.waterline.delivery.FastPath;
 import dev.waterline.metrics.WaterlineMetrics;
@@ -192,14 +194,7 @@ public class Ingest implements SmartLifecycle {
     @Override
     public void stop() {
         running = false;
-        for (Thread t : writers) {
-            try {
-                t.join(10_000);
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Workers.stop(writers, Duration.ofSeconds(10));
         writers.clear();
     }
 

@@ -1,8 +1,10 @@
 package dev.waterline.reaper;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.waterline.lifecycle.Workers;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.WatermarkIndex;
@@ -97,13 +99,7 @@ class Reapers implements SmartLifecycle {
     @Override
     public void stop() {
         running = false;
-        LockSupport.unpark(thread);
-        try {
-            thread.join(5000);
-        }
-        catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        Workers.stop(thread, Duration.ofSeconds(5));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.waterline.receipts;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -10,6 +11,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import dev.waterline.lifecycle.Workers;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
@@ -133,12 +135,7 @@ public class Receipts implements SmartLifecycle {
     @Override
     public void stop() {
         running = false;
-        try {
-            thread.join(5000);
-        }
-        catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        Workers.stop(thread, Duration.ofSeconds(5));
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRepository;
 import dev.waterline.session.ClientSession;
@@ -209,15 +210,7 @@ public class Reclaim implements SmartLifecycle {
     @Override
     public void stop() {
         running = false;
-        if (thread != null) {
-            LockSupport.unpark(thread);
-            try {
-                thread.join(5000);
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Workers.stop(thread, Duration.ofSeconds(5));
     }
 
     @Override
