@@ -1,6 +1,5 @@
 package dev.waterline.ingest;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.waterline.support.Api;
@@ -74,7 +74,7 @@ class ConcurrentSendInvariantsIntegrationTests {
             for (String user : users) {
                 String token = api.token(user);
                 senders.add(pool.submit(() -> {
-                    try (WsClient ws = WsClient.connect(port, token)) {
+                    try (WsClient ws = WsClient.connect(port, token).autoAck()) {
                         ws.next("welcome");
                         List<String> corrs = new ArrayList<>();
                         for (int i = 0; i < MESSAGES_PER_SENDER; i++) {
@@ -109,12 +109,17 @@ class ConcurrentSendInvariantsIntegrationTests {
                     return null;
                 }));
             }
-            for (Future<?> f : senders) {
-                f.get();
+            try {
+                for (Future<?> f : senders) {
+                    f.get(2, TimeUnit.MINUTES);
+                }
             }
-            writing.set(false);
+            finally {
+                // Even when a sender fails, the readers must stop, or closing the pool waits forever.
+                writing.set(false);
+            }
             for (Future<?> f : readers) {
-                f.get();
+                f.get(1, TimeUnit.MINUTES);
             }
         }
 
