@@ -15,6 +15,7 @@ import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.WatermarkIndex;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
@@ -24,8 +25,8 @@ import org.springframework.stereotype.Component;
  * Pushes freshly committed rows to connected recipients.
  *
  * <p>Loop: {@code concurrency} virtual threads each take a row, drain up to 63 more, group them
- * by recipient, record them as pending in the watermark index (one script call per recipient)
- * and write the frames. A row that does not fit the bounded queue is shed: recorded as owed and
+ * by recipient, record them as pending in the watermark index (one script call for the whole
+ * batch) and write the frames. A row that does not fit the bounded queue is shed: recorded as owed and
  * left to the poller. The fast path takes no lease and writes nothing to PostgreSQL. On a Redis error the frames are still
  * written (live delivery goes on; the poller may deliver them again, which clients dedupe). Stops
  * with the context: workers finish their current batch and exit; what is queued is left to the
@@ -119,27 +120,37 @@ public class FastPath implements SmartLifecycle {
     }
 
     private void deliver(List<OutboxRow> batch) {
-        Map<String, List<OutboxRow>> byRecipient = new LinkedHashMap<>();
+        Map<ClientSession, List<OutboxRow>> byRecipient = new LinkedHashMap<>();
         for (OutboxRow r : batch) {
-            byRecipient.computeIfAbsent(r.recipientId(), k -> new ArrayList<>()).add(r);
+            ClientSession to = sessions.get(r.recipientId());
+            if (to != null) {
+                byRecipient.computeIfAbsent(to, k -> new ArrayList<>()).add(r);
+            }
         }
+        if (byRecipient.isEmpty()) {
+            return;
+        }
+        List<WatermarkIndex.Group> groups = new ArrayList<>(byRecipient.size());
         for (var e : byRecipient.entrySet()) {
-            ClientSession to = sessions.get(e.getKey());
-            if (to == null) {
+            groups.add(new WatermarkIndex.Group(e.getKey(), ids(e.getValue())));
+        }
+        boolean[] recorded;
+        try {
+            recorded = watermark.deliver(groups);
+        }
+        catch (RuntimeException redisDown) {
+            log.debug("watermark unavailable, delivering unrecorded: " + redisDown);
+            watermark.suspect();
+            recorded = null;
+        }
+        int i = 0;
+        for (var e : byRecipient.entrySet()) {
+            if (recorded != null && !recorded[i++]) {
                 continue;
             }
-            List<OutboxRow> rows = e.getValue();
-            try {
-                if (!watermark.deliver(to, ids(rows))) {
-                    continue;
-                }
-            }
-            catch (RuntimeException redisDown) {
-                log.debug("watermark unavailable, delivering unrecorded: " + redisDown);
-                watermark.suspect();
-            }
+            ClientSession to = e.getKey();
             int written = 0;
-            for (OutboxRow row : rows) {
+            for (OutboxRow row : e.getValue()) {
                 if (to.send(FramesOut.message(row))) {
                     written++;
                 }

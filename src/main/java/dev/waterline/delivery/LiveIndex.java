@@ -1,5 +1,7 @@
 package dev.waterline.delivery;
 
+import java.util.List;
+
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.IndexHealth;
@@ -29,6 +31,21 @@ class LiveIndex {
     /** Records ids as written to {@code to}; false when {@code to} is no longer current (nothing recorded). */
     boolean deliver(ClientSession to, long[] ids) {
         return watermark.deliver(to, ids) >= 0 || reasserted(to) && watermark.deliver(to, ids) >= 0;
+    }
+
+    /**
+     * {@link #deliver(ClientSession, long[])} for a whole batch in one script call; per group, in
+     * order, whether its frames may be written. Only a group whose connection Redis no longer
+     * names takes a second, single call after the re-assert.
+     */
+    boolean[] deliver(List<WatermarkIndex.Group> groups) {
+        long[] pending = watermark.deliver(groups);
+        boolean[] ok = new boolean[pending.length];
+        for (int i = 0; i < ok.length; i++) {
+            WatermarkIndex.Group g = groups.get(i);
+            ok[i] = pending[i] >= 0 || reasserted(g.session()) && watermark.deliver(g.session(), g.ids()) >= 0;
+        }
+        return ok;
     }
 
     /** Records ids as owed to {@code to}; false when {@code to} is no longer current (nothing recorded). */

@@ -15,6 +15,7 @@ import dev.waterline.receipts.Receipts;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.AckRecorder;
 import dev.waterline.watermark.IndexHealth;
 import dev.waterline.watermark.WatermarkIndex;
 import org.apache.commons.logging.Log;
@@ -51,6 +52,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final Ingest ingest;
     private final Receipts receipts;
     private final WatermarkIndex watermark;
+    private final AckRecorder acks;
     private final IndexHealth health;
     private final WaterlineMetrics metrics;
     private final JsonMapper json = JsonMapper.builder().build();
@@ -58,7 +60,9 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private volatile boolean running;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions, Ingest ingest,
-                   Receipts receipts, WatermarkIndex watermark, IndexHealth health, WaterlineMetrics metrics) {
+                   Receipts receipts, WatermarkIndex watermark, AckRecorder acks, IndexHealth health,
+                   WaterlineMetrics metrics) {
+        this.acks = acks;
         this.health = health;
         this.properties = properties;
         this.sessions = sessions;
@@ -218,12 +222,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             }
             deliveryIds[i] = id.longValue();
         }
-        try {
-            metrics.acked(watermark.ack(conn, deliveryIds));
-        }
-        catch (RuntimeException e) {
-            log.debug("ack not recorded (watermark index unavailable); the rows will be re-delivered: " + e);
-        }
+        acks.ack(conn, deliveryIds);
     }
 
     private void read(Connection conn, JsonNode frame) {

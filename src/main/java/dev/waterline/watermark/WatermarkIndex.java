@@ -31,11 +31,13 @@ public class WatermarkIndex {
     // Loaded once as text: a resource-backed script would stat its file on every call. Scripts
     // that change a user's ids get the shared repin function in front of them.
     private static final String REPIN = lua("_repin");
-    private static final RedisScript<Long> DELIVER = RedisScript.of(REPIN + lua("deliver"), Long.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> DELIVER = RedisScript.of(REPIN + lua("deliver"), List.class);
     private static final RedisScript<Long> SHED = RedisScript.of(REPIN + lua("shed"), Long.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> STATUS = RedisScript.of(lua("status"), List.class);
-    private static final RedisScript<Long> ACK = RedisScript.of(REPIN + lua("ack"), Long.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> ACK = RedisScript.of(REPIN + lua("ack"), List.class);
     private static final RedisScript<Long> CONNECT = RedisScript.of(lua("connect"), Long.class);
     private static final RedisScript<Long> DISCONNECT = RedisScript.of(lua("disconnect"), Long.class);
     private static final RedisScript<Long> REBUILD_USER = RedisScript.of(REPIN + lua("rebuild_user"), Long.class);
@@ -99,13 +101,55 @@ public class WatermarkIndex {
         return r != null && r == 1L;
     }
 
+    /** Delivery ids for one connection, as one group of a batched script call. */
+    public record Group(ClientSession session, long[] ids) {
+    }
+
     /**
      * Records {@code ids} as delivered-but-unacked for {@code s}. Returns the user's number of
      * pending ids, or -1 when {@code s} is no longer its user's epoch (nothing was recorded).
      */
     public long deliver(ClientSession s, long[] ids) {
-        Long n = redis.execute(DELIVER, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
-        return n == null ? -1 : n;
+        return deliver(List.of(new Group(s, ids)))[0];
+    }
+
+    /**
+     * {@link #deliver(ClientSession, long[])} for many connections in one script call: per group,
+     * in order, the user's number of pending ids or -1.
+     */
+    public long[] deliver(List<Group> groups) {
+        return grouped(DELIVER, groups);
+    }
+
+    private long[] grouped(@SuppressWarnings("rawtypes") RedisScript<List> script, List<Group> groups) {
+        long[] out = new long[groups.size()];
+        if (groups.isEmpty()) {
+            return out;
+        }
+        List<String> keys = new ArrayList<>(2 + 3 * groups.size());
+        keys.add(COUNTS);
+        keys.add(PINS);
+        List<String> args = new ArrayList<>(groups.size() * 4);
+        for (Group g : groups) {
+            String user = g.session().userId();
+            keys.add(sessionKey(user));
+            keys.add(pendingKey(user));
+            keys.add(owedKey(user));
+            args.add(g.session().sessionId());
+            args.add(user);
+            args.add(Integer.toString(g.ids().length));
+            for (long id : g.ids()) {
+                args.add(Long.toString(id));
+            }
+        }
+        List<?> r = redis.execute(script, keys, args.toArray());
+        if (r == null || r.size() != out.length) {
+            throw new IllegalStateException("watermark script answered " + r + " for " + out.length + " groups");
+        }
+        for (int i = 0; i < out.length; i++) {
+            out[i] = ((Number) r.get(i)).longValue();
+        }
+        return out;
     }
 
     /**
@@ -154,8 +198,12 @@ public class WatermarkIndex {
         if (ids.length == 0) {
             return 0;
         }
-        Long n = redis.execute(ACK, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
-        return n == null ? 0 : n.intValue();
+        return (int) ack(List.of(new Group(s, ids)))[0];
+    }
+
+    /** Acks for many connections in one script call: per group, in order, how many were pending. */
+    public long[] ack(List<Group> groups) {
+        return grouped(ACK, groups);
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.waterline.watermark;
 
+import java.util.List;
+
 import dev.waterline.session.ClientSession;
 import dev.waterline.support.WaterlineIntegrationTest;
 import org.junit.jupiter.api.Test;
@@ -129,6 +131,36 @@ class WatermarkIndexIntegrationTests {
         assertThat(index.disconnect(current)).isTrue();
         assertThat(pin("wm-epoch")).isNull();
         assertThat(redis.hasKey(WatermarkIndex.pendingKey("wm-epoch"))).isFalse();
+    }
+
+    @Test
+    void oneBatchedCallJudgesEachConnectionOnItsOwnEpoch() {
+        Session alice = new Session("wm-batch-a", "a1");
+        Session staleBob = new Session("wm-batch-b", "b1");
+        Session bob = new Session("wm-batch-b", "b2");
+        Session carol = new Session("wm-batch-c", "c1");
+        index.connect(alice);
+        index.connect(staleBob);
+        index.connect(bob);
+        index.connect(carol);
+
+        long[] pending = index.deliver(List.of(
+                new WatermarkIndex.Group(alice, new long[] {20, 21}),
+                new WatermarkIndex.Group(staleBob, new long[] {22}),
+                new WatermarkIndex.Group(carol, new long[] {23, 24, 25})));
+        assertThat(pending).containsExactly(2, -1, 3);
+        assertThat(redis.hasKey(WatermarkIndex.pendingKey("wm-batch-b"))).as("nothing recorded for a stale epoch").isFalse();
+        assertThat(pin("wm-batch-a")).isEqualTo(20);
+        assertThat(pin("wm-batch-c")).isEqualTo(23);
+
+        long[] acked = index.ack(List.of(
+                new WatermarkIndex.Group(carol, new long[] {24, 99}),
+                new WatermarkIndex.Group(staleBob, new long[] {22}),
+                new WatermarkIndex.Group(alice, new long[] {20, 21})));
+        assertThat(acked).containsExactly(1, 0, 2);
+        assertThat(pin("wm-batch-a")).isNull();
+        assertThat(pin("wm-batch-c")).as("24 acked out of order: the pin stays at the gap").isEqualTo(23);
+        assertThat(count("wm-batch-c")).isEqualTo("2");
     }
 
     @Test

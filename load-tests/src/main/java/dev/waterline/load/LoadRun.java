@@ -66,6 +66,7 @@ final class LoadRun {
     private final Map<String, List<String>> recipientsCache = new ConcurrentHashMap<>();
     private final List<SimClient> clients = new ArrayList<>();
     private volatile boolean active = true;
+    private volatile boolean offering;
     private volatile long stopReadingAtNanos = Long.MAX_VALUE;
     private ServerProcess server;
     /** Seconds from the end of the drain until the server's outbox was empty; -1 if it was not within the budget. */
@@ -123,7 +124,13 @@ final class LoadRun {
             info("%d clients connected; offering %.0f msg/s for %s (%s)".formatted(
                     clients.stream().filter(SimClient::connected).count(), cfg.rate(), cfg.duration(), cfg.pattern()));
             Thread progress = Thread.ofPlatform().daemon().name("load-progress").start(this::progressLoop);
-            offer();
+            offering = true;
+            try {
+                offer();
+            }
+            finally {
+                offering = false;
+            }
             drain();
             outboxDrainSeconds = awaitOutboxDrain();
             active = false;
@@ -454,6 +461,9 @@ final class LoadRun {
             ServerMetrics.Sample s = serverMetrics.sample();
             noteServerSample(s);
             long offered = stats.offered.sum(), acc = stats.accepted.sum(), del = stats.deliveries.sum();
+            if (offering) {
+                stats.acceptedEachSecond.add(acc - lastAccepted);
+            }
             if (!cfg.quiet()) {
                 err.printf("[%4ds] offered %5d/s accepted %5d/s deliveries %5d/s | p99 accept %6.1f ms deliver %6.1f ms"
                                 + " | reconnects %d | outbox %.0f (oldest %.0fs) heap %.0f MB%n",

@@ -27,6 +27,7 @@ record Report(
         long liveDeliveries,
         double deliveriesPerExpected,
         double acceptedPerSecond,
+        long acceptedSteadyPerSecond,
         long lost,
         List<Reconciler.Loss> lostSample,
         Map<String, Map<String, Object>> byBehaviour,
@@ -70,6 +71,7 @@ record Report(
                 verdict.expectedDeliveries(), live,
                 verdict.expectedDeliveries() == 0 ? 0 : round((double) live / verdict.expectedDeliveries()),
                 round(verdict.accepted() / seconds),
+                s.steadyAcceptedPerSecond(),
                 verdict.lost().size(), verdict.lost().subList(0, Math.min(20, verdict.lost().size())),
                 byBehaviour(run),
                 verdict.duplicatesSeen(), s.syncedMessages.sum(), s.resent.sum(), s.reconnects.sum(),
@@ -139,6 +141,7 @@ record Report(
         row(b, "verdict", clean() ? "**0 lost**" : "**" + lost + " LOST**");
         row(b, "offered sends", offered + " (" + skippedOffline + " skipped: client offline)");
         row(b, "accepted", accepted + " (" + acceptedPerSecond + " msg/s over the run)");
+        row(b, "accepted msg/s, steady (median second of the load's second half)", Long.toString(acceptedSteadyPerSecond));
         row(b, "rejected by code", rejectedByCode.toString());
         row(b, "other errors by code", errorsByCode.toString());
         row(b, "live deliveries / expected (all message frames)", liveDeliveries + " / " + expectedDeliveries + " = " + deliveriesPerExpected);

@@ -1,5 +1,8 @@
 package dev.waterline.load;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,6 +29,8 @@ final class Stats {
     final AtomicLong outboxDepthMax = new AtomicLong();
     final AtomicLong heapMax = new AtomicLong();
     final AtomicLong rssMax = new AtomicLong();
+    /** Accepted sends in each whole second while load was offered, in order. */
+    final List<Long> acceptedEachSecond = Collections.synchronizedList(new ArrayList<>());
 
     /** send → accepted, µs. */
     final Histogram acceptLatency = new ConcurrentHistogram(3_600_000_000L, 3);
@@ -47,6 +52,23 @@ final class Stats {
     static void record(Histogram h, long startNanos) {
         long micros = Math.max(1, (System.nanoTime() - startNanos) / 1000);
         h.recordValue(Math.min(micros, h.getHighestTrackableValue()));
+    }
+
+    /**
+     * The steady accepted rate: the median of the per-second counts over the second half of the
+     * offered load, so that neither the ramp nor the JIT's warm-up counts.
+     */
+    long steadyAcceptedPerSecond() {
+        List<Long> all;
+        synchronized (acceptedEachSecond) {
+            all = new ArrayList<>(acceptedEachSecond);
+        }
+        if (all.isEmpty()) {
+            return 0;
+        }
+        List<Long> half = new ArrayList<>(all.subList(all.size() / 2, all.size()));
+        Collections.sort(half);
+        return half.get(half.size() / 2);
     }
 
     static void max(AtomicLong m, long v) {

@@ -1,0 +1,161 @@
+package dev.waterline.watermark;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import dev.waterline.lifecycle.Workers;
+import dev.waterline.metrics.WaterlineMetrics;
+import dev.waterline.session.ClientSession;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.stereotype.Component;
+
+/**
+ * Records clients' acks in the watermark index, many connections per script call.
+ *
+ * <p>Loop: the gateway queues each {@code ack} frame's ids and goes on reading; one worker takes
+ * whatever has queued (up to {@value #MAX_IDS_PER_CALL} ids), merges the ids of each connection
+ * and runs {@code ack.lua} once for all of them. Under load one call carries the acks of
+ * hundreds of frames; idle, an ack is recorded as soon as the worker wakes. Recording an ack a
+ * moment late only keeps the line where it was a moment longer: the poller re-sends a row only
+ * after its lease, and GC deletes only below the line. When the queue is full the gateway's
+ * thread records its ack itself, so no ack is dropped for want of room. A Redis error drops the
+ * call's acks, as a failed single call did: their rows stay pending and are re-delivered, never
+ * acked by the server. On stop the worker records what is still queued, once, and exits.
+ */
+@Component
+public class AckRecorder implements SmartLifecycle {
+
+    private static final Log log = LogFactory.getLog(AckRecorder.class);
+    static final int MAX_IDS_PER_CALL = 4096;
+    private static final int QUEUE = 65_536;
+
+    private record Ack(ClientSession session, long[] ids) {
+    }
+
+    private final WatermarkIndex index;
+    private final WaterlineMetrics metrics;
+    private final BlockingQueue<Ack> queue = new ArrayBlockingQueue<>(QUEUE);
+    private volatile boolean running;
+    private Thread worker;
+
+    AckRecorder(WatermarkIndex index, WaterlineMetrics metrics) {
+        this.index = index;
+        this.metrics = metrics;
+    }
+
+    /** Queues the acks of one frame from {@code from}; records them at once when the queue is full or stopped. */
+    public void ack(ClientSession from, long[] ids) {
+        if (ids.length == 0) {
+            return;
+        }
+        Ack a = new Ack(from, ids);
+        if (!running || !queue.offer(a)) {
+            record(List.of(a));
+        }
+    }
+
+    private void work() {
+        List<Ack> taken = new ArrayList<>();
+        while (running) {
+            try {
+                Ack first = queue.poll(200, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    continue;
+                }
+                taken.add(first);
+                drainUpTo(taken);
+                record(taken);
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            finally {
+                taken.clear();
+            }
+        }
+        List<Ack> rest = new ArrayList<>();
+        queue.drainTo(rest);
+        for (int from = 0; from < rest.size(); from += 256) {
+            record(rest.subList(from, Math.min(rest.size(), from + 256)));
+        }
+    }
+
+    /** Adds queued acks to {@code taken} while the call stays under its id budget. */
+    private void drainUpTo(List<Ack> taken) {
+        int ids = taken.get(0).ids().length;
+        Ack next;
+        while (ids < MAX_IDS_PER_CALL && (next = queue.poll()) != null) {
+            taken.add(next);
+            ids += next.ids().length;
+        }
+    }
+
+    private void record(List<Ack> acks) {
+        Map<ClientSession, List<long[]>> bySession = new LinkedHashMap<>();
+        for (Ack a : acks) {
+            bySession.computeIfAbsent(a.session(), k -> new ArrayList<>(1)).add(a.ids());
+        }
+        List<WatermarkIndex.Group> groups = new ArrayList<>(bySession.size());
+        bySession.forEach((session, parts) -> groups.add(new WatermarkIndex.Group(session, concat(parts))));
+        try {
+            long acked = 0;
+            for (long n : index.ack(groups)) {
+                acked += n;
+            }
+            metrics.acked((int) acked);
+        }
+        catch (RuntimeException e) {
+            log.debug("acks not recorded (watermark index unavailable); their rows will be re-delivered: " + e);
+        }
+    }
+
+    private static long[] concat(List<long[]> parts) {
+        if (parts.size() == 1) {
+            return parts.get(0);
+        }
+        int n = 0;
+        for (long[] p : parts) {
+            n += p.length;
+        }
+        long[] all = new long[n];
+        int at = 0;
+        for (long[] p : parts) {
+            System.arraycopy(p, 0, all, at, p.length);
+            at += p.length;
+        }
+        return all;
+    }
+
+    @Override
+    public void start() {
+        running = true;
+        worker = Thread.ofPlatform().daemon().name("ack-recorder").start(this::work);
+    }
+
+    @Override
+    public void stop() {
+        running = false;
+        Workers.stop(worker, Duration.ofSeconds(2));
+        worker = null;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Stops after the gateway (which stops at {@code MAX_VALUE - 100}) has closed every connection. */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 300;
+    }
+}
