@@ -18,7 +18,9 @@ import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.JsonNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,6 +42,9 @@ class GatewayProtocolIntegrationTests {
     int port;
 
     Api api;
+
+    @Autowired
+    JdbcTemplate jdbc;
 
     @BeforeEach
     void setUp() {
@@ -341,6 +346,27 @@ class GatewayProtocolIntegrationTests {
         assertThat(correlationIds(history)).containsExactly("retry-c", "retry-next");
         assertThat(history.getFirst().get("body").asString()).isEqualTo("first");
         assertThat(correlationIds(api.history(bob, chat, null, 100))).containsExactly("retry-c", "retry-next");
+    }
+
+    @Test
+    void aCorrelationIdReusedAfterTheIdempotencyWindowCreatesANewMessage() {
+        String alice = api.token("window-alice");
+        String chat = api.createChat(alice, "window-bob");
+        try (WsClient ws = WsClient.connect(port, alice)) {
+            ws.next("welcome");
+            ws.sendMessage("window-c", chat, "first");
+            JsonNode original = ws.answer("window-c");
+            jdbc.update("UPDATE send_idempotency SET created_at = now() - interval '25 hours' WHERE sender_id = 'window-alice'");
+            ws.sendMessage("window-c", chat, "a day later");
+            JsonNode later = ws.answer("window-c");
+            assertThat(later.get("type").asString()).isEqualTo("accepted");
+            assertThat(later.get("messageId").asString()).isNotEqualTo(original.get("messageId").asString());
+            assertThat(later.get("seq").asLong()).isEqualTo(2);
+            ws.sendMessage("window-c", chat, "retried within the new window");
+            assertThat(ws.answer("window-c").get("messageId").asString()).isEqualTo(later.get("messageId").asString());
+        }
+        assertThat(api.history(alice, chat, null, 100)).extracting(m -> m.get("body").asString())
+                .containsExactly("first", "a day later");
     }
 
     @Test
