@@ -83,10 +83,10 @@ public class OutboxPoller implements SmartLifecycle {
         metrics.gauge("waterline.poller.queue.depth", "frames the poller has queued for writing", queue::size);
     }
 
-    /** One claim-and-dispatch pass. Returns the number of rows claimed. */
+    /** One claim-and-dispatch pass. Returns the number of rows claimed, or -1 when its queue was still busy (no fetch). */
     int pollOnce() {
         if (!queue.isEmpty()) {
-            return 0;
+            return -1;
         }
         int room = Math.min(properties.batchSize(), queue.remainingCapacity());
         List<OutboxRow> rows = outbox.claimDue(reclaim.floor(), room, properties.lease());
@@ -139,8 +139,18 @@ public class OutboxPoller implements SmartLifecycle {
         return rows.size();
     }
 
+    /**
+     * Polls back to back while there are due rows; after a poll that claimed nothing the pause
+     * doubles, from the poll interval up to a quarter of the lease (at most 1 s), and drops back
+     * once a poll finds work. A claim walks the outbox from the floor (every row not yet due is
+     * read on the way), so an idle poller at the base interval cost the database most of a
+     * full scan ten times a second; the back-off adds at most a quarter lease to a re-delivery
+     * that has already waited a whole lease.
+     */
     private void poll() {
-        long pause = properties.pollInterval().toNanos();
+        long base = properties.pollInterval().toNanos();
+        long cap = Math.max(base, Math.min(properties.lease().toNanos() / 4, Duration.ofSeconds(1).toNanos()));
+        long pause = base;
         while (running) {
             int claimed = 0;
             try {
@@ -151,6 +161,13 @@ public class OutboxPoller implements SmartLifecycle {
             }
             if (claimed == 0) {
                 LockSupport.parkNanos(pause);
+                pause = Math.min(cap, pause * 2);
+            }
+            else {
+                pause = base;
+                if (claimed < 0) {
+                    LockSupport.parkNanos(pause);
+                }
             }
         }
     }
