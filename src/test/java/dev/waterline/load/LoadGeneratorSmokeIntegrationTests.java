@@ -6,6 +6,8 @@ import java.util.List;
 
 import dev.waterline.support.WaterlineIntegrationTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import picocli.CommandLine;
@@ -19,15 +21,18 @@ class LoadGeneratorSmokeIntegrationTests {
     @LocalServerPort
     int port;
 
-    @Test
-    void aShortMixedRunWithReconnectingAndNonAckingClientsReconcilesWithNothingLost(@TempDir Path out) throws Exception {
+    @ParameterizedTest
+    @EnumSource(WsLink.Kind.class)
+    void aShortMixedRunWithReconnectingAndNonAckingClientsReconcilesWithNothingLost(WsLink.Kind transport, @TempDir Path out)
+            throws Exception {
         LoadCli cli = new LoadCli();
         new CommandLine(cli).parseArgs(
                 "--url", "http://127.0.0.1:" + port,
                 "--clients", "24", "--rate", "120", "--duration", "PT6S", "--ramp-up", "PT1S", "--drain", "PT30S",
                 "--pattern", "mixed", "--group-size", "6", "--payload", "40",
                 "--reconnecting", "0.25", "--reconnect-every", "PT2S", "--never-ack", "0.1", "--slow-ack", "0.1",
-                "--slow-ack-delay", "PT0.5S", "--outbox-drain", "PT2S", "--out", out.toString(), "--label", "smoke", "--quiet");
+                "--slow-ack-delay", "PT0.5S", "--outbox-drain", "PT2S", "--out", out.toString(), "--label", "smoke", "--quiet",
+                "--transport", transport.name());
 
         Report report = new LoadRun(cli.config(), System.err).execute();
 

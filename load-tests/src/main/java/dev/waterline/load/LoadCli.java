@@ -94,6 +94,10 @@ public final class LoadCli implements Callable<Integer> {
     @Option(names = "--quiet", description = "No progress line.")
     boolean quiet;
 
+    @Option(names = "--transport", defaultValue = "netty",
+            description = "WebSocket client of the simulated clients: netty (cheap per frame) or jdk (java.net.http). Default: ${DEFAULT-VALUE}")
+    WsLink.Kind transport;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true)
                 .setOverwrittenOptionsAllowed(true).execute(args));
@@ -113,6 +117,6 @@ public final class LoadCli implements Callable<Integer> {
                 : Path.of("target", "load-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         return new LoadConfig(url, startServer, serverJar, serverArgs, serverJvmOpts, jwtSecret, clients, rate, duration,
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
-                reconnectEvery, outDir, label, quiet);
+                reconnectEvery, outDir, label, quiet, transport);
     }
 }

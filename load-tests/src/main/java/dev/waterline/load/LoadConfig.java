@@ -29,7 +29,8 @@ record LoadConfig(
         Duration reconnectEvery,
         Path out,
         String label,
-        boolean quiet) {
+        boolean quiet,
+        WsLink.Kind transport) {
 
     enum Pattern { pairwise, groups, mixed }
 }

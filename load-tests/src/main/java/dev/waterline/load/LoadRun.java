@@ -51,6 +51,8 @@ final class LoadRun {
     final LoadConfig cfg;
     final Stats stats = new Stats();
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    /** Opens the simulated clients' WebSockets. */
+    final WsLink.Connector connector;
     final Map<String, Long> sentAt = new ConcurrentHashMap<>();
     final ConcurrentLinkedQueue<Reconciler.Accepted> accepted = new ConcurrentLinkedQueue<>();
     final Map<String, List<String>> members = new ConcurrentHashMap<>();
@@ -76,6 +78,7 @@ final class LoadRun {
     LoadRun(LoadConfig cfg, PrintStream err) {
         this.cfg = cfg;
         this.err = err;
+        this.connector = WsLink.connector(cfg.transport());
     }
 
     boolean active() {
@@ -158,6 +161,7 @@ final class LoadRun {
         finally {
             active = false;
             timers.shutdownNow();
+            connector.close();
             if (server != null) {
                 server.close();
             }

@@ -64,6 +64,7 @@ record Report(
         conf.put("neverAckFraction", c.neverAckFraction());
         conf.put("stopReadingFraction", c.stopReadingFraction());
         conf.put("reconnectFraction", c.reconnectFraction());
+        conf.put("transport", c.transport().name());
         double seconds = c.duration().toMillis() / 1000.0;
         long live = s.deliveries.sum();
         return new Report(c.label(), conf, started.toString(), Duration.between(started, finished).toMillis() / 1000.0,

@@ -1,7 +1,6 @@
 package dev.waterline.load;
 
 import java.net.URI;
-import java.net.http.WebSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +8,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -27,8 +25,8 @@ import tools.jackson.databind.node.ObjectNode;
  * messageId. Sends that were written but never answered are sent again, with the same
  * correlationId, after a reconnect.
  *
- * <p>One virtual thread per client owns the socket's output (sends, acks, pings); the JDK
- * WebSocket listener only records what arrives and queues acks.
+ * <p>One virtual thread per client owns the socket's output (sends, acks, pings); the
+ * transport's threads ({@link WsLink}) only record what arrives and queue acks.
  */
 final class SimClient {
 
@@ -71,7 +69,9 @@ final class SimClient {
     private final AtomicBoolean ackSignalled = new AtomicBoolean();
     private final Map<String, Pending> unanswered = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
-    private volatile WebSocket socket;
+    private volatile WsLink link;
+    private volatile Events current;
+    private boolean everConnected;
     private volatile boolean connected;
     private volatile boolean reading = true;
     private volatile long lastWriteNanos = System.nanoTime();
@@ -122,6 +122,10 @@ final class SimClient {
     /** The client stops reading from its socket (the server sees a full TCP window). */
     void stopReading() {
         reading = false;
+        WsLink l = link;
+        if (l != null) {
+            l.pauseReading();
+        }
     }
 
     private void writeLoop() {
@@ -145,9 +149,9 @@ final class SimClient {
                 }
                 if (behaviour == Behaviour.RECONNECTING && System.nanoTime() >= nextDropNanos) {
                     nextDropNanos = System.nanoTime() + run.reconnectEveryNanos();
-                    socket.sendClose(WebSocket.NORMAL_CLOSURE, "simulated drop");
-                    socket.abort();
                     connected = false;
+                    current = null;
+                    link.close("simulated drop");
                 }
             }
             catch (InterruptedException e) {
@@ -159,26 +163,26 @@ final class SimClient {
                 pause(200);
             }
         }
-        WebSocket s = socket;
-        if (s != null) {
-            s.sendClose(WebSocket.NORMAL_CLOSURE, "run over").exceptionally(e -> null);
-            s.abort();
-        }
         connected = false;
+        current = null;
+        WsLink l = link;
+        if (l != null) {
+            l.close("run over");
+        }
     }
 
-    private void write(String frame) {
-        socket.sendText(frame, true).orTimeout(10, TimeUnit.SECONDS).join();
+    private void write(String frame) throws Exception {
+        link.send(frame);
         lastWriteNanos = System.nanoTime();
     }
 
-    private void flushAcks() {
+    private void flushAcks() throws Exception {
         while (!acks.isEmpty()) {
             flushAckChunk();
         }
     }
 
-    private void flushAckChunk() {
+    private void flushAckChunk() throws Exception {
         StringBuilder b = new StringBuilder("{\"type\":\"ack\",\"ids\":[");
         int n = 0;
         Long id;
@@ -193,16 +197,18 @@ final class SimClient {
     }
 
     private void connectAndResync() {
-        boolean first = socket == null;
+        boolean first = !everConnected;
         try {
             CompletableFuture<Void> welcomed = new CompletableFuture<>();
             reading = behaviour != Behaviour.STOP_READING || !run.stopReadingNow();
-            socket = run.http.newWebSocketBuilder()
-                    .header("Authorization", "Bearer " + token)
-                    .connectTimeout(Duration.ofSeconds(10))
-                    .buildAsync(URI.create(run.wsUrl), new Listener(welcomed))
-                    .get(15, TimeUnit.SECONDS);
+            Events events = new Events(welcomed);
+            current = events;
+            link = run.connector.connect(URI.create(run.wsUrl), token, events).get(15, TimeUnit.SECONDS);
             welcomed.get(15, TimeUnit.SECONDS);
+            everConnected = true;
+            if (!reading) {
+                link.pauseReading();
+            }
             if (!first) {
                 run.stats.reconnects.increment();
             }
@@ -299,44 +305,23 @@ final class SimClient {
         }
     }
 
-    private final class Listener implements WebSocket.Listener {
+    /** Frames and the close of one connection; a superseded connection's close changes nothing. */
+    private final class Events implements WsLink.Events {
         private final CompletableFuture<Void> welcomed;
-        private final StringBuilder partial = new StringBuilder();
 
-        Listener(CompletableFuture<Void> welcomed) {
+        Events(CompletableFuture<Void> welcomed) {
             this.welcomed = welcomed;
         }
 
         @Override
-        public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
-            partial.append(data);
-            if (last) {
-                try {
-                    onFrame(LoadRun.JSON.readTree(partial.toString()), welcomed);
-                }
-                finally {
-                    partial.setLength(0);
-                }
-            }
-            if (reading || !welcomed.isDone()) {
-                ws.request(1);
-            }
-            return null;
+        public void onText(String frame) {
+            onFrame(LoadRun.JSON.readTree(frame), welcomed);
         }
 
         @Override
-        public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
-            run.stats.closed(statusCode);
-            if (ws == socket) {
-                connected = false;
-            }
-            return null;
-        }
-
-        @Override
-        public void onError(WebSocket ws, Throwable error) {
-            run.stats.closed(1006);
-            if (ws == socket) {
+        public void onClose(int code) {
+            run.stats.closed(code);
+            if (current == this) {
                 connected = false;
             }
         }

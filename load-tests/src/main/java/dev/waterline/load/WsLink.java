@@ -1,0 +1,46 @@
+package dev.waterline.load;
+
+import java.net.URI;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One simulated client's WebSocket, whichever client library carries it. Text frames only, as
+ * PROTOCOL.md has them.
+ */
+interface WsLink {
+
+    /** What the link reports back. Called on the transport's threads, one call at a time per link. */
+    interface Events {
+        void onText(String frame);
+
+        /** The server closed (its close code) or the connection broke (1006). At most once. */
+        void onClose(int code);
+    }
+
+    /** Which client library: netty (the default, cheap per frame) or jdk (java.net.http). */
+    enum Kind { netty, jdk }
+
+    /** Writes one text frame; returns once it is queued (jdk: written). */
+    void send(String frame) throws Exception;
+
+    /** Stops reading from the socket: the server sees a full TCP window. */
+    void pauseReading();
+
+    /** Sends a normal close and drops the connection without waiting. */
+    void close(String reason);
+
+    /** Connects with the token in the Authorization header; completes once the upgrade succeeded. */
+    interface Connector extends AutoCloseable {
+        CompletableFuture<WsLink> connect(URI uri, String token, Events events);
+
+        @Override
+        void close();
+    }
+
+    static Connector connector(Kind kind) {
+        return switch (kind) {
+            case netty -> new NettyWsLink.Connector();
+            case jdk -> new JdkWsLink.Connector();
+        };
+    }
+}
