@@ -98,6 +98,14 @@ public final class LoadCli implements Callable<Integer> {
             description = "WebSocket client of the simulated clients: netty (cheap per frame) or jdk (java.net.http). Default: ${DEFAULT-VALUE}")
     WsLink.Kind transport;
 
+    @Option(names = "--pg-ceiling", description = "After the run, measure for this long (e.g. PT20S) the PostgreSQL-only ceiling"
+            + " for the same rows with load-tests/pg-ceiling.sh (needs psql and pgbench) and report the ratio to it.")
+    Duration pgCeiling;
+
+    @Option(names = "--pg-address", description = "host:port of the server's PostgreSQL for --pg-ceiling. Default: the embedded"
+            + " one a --start-server run started.")
+    String pgAddress;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true)
                 .setOverwrittenOptionsAllowed(true).execute(args));
@@ -117,6 +125,6 @@ public final class LoadCli implements Callable<Integer> {
                 : Path.of("target", "load-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         return new LoadConfig(url, startServer, serverJar, serverArgs, serverJvmOpts, jwtSecret, clients, rate, duration,
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
-                reconnectEvery, outDir, label, quiet, transport);
+                reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress);
     }
 }

@@ -30,7 +30,9 @@ record LoadConfig(
         Path out,
         String label,
         boolean quiet,
-        WsLink.Kind transport) {
+        WsLink.Kind transport,
+        Duration pgCeiling,
+        String pgAddress) {
 
     enum Pattern { pairwise, groups, mixed }
 }

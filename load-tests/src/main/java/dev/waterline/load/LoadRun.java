@@ -154,6 +154,9 @@ final class LoadRun {
                 counts.put(c.userId, c.receivedCounts);
             }
             Reconciler.Verdict verdict = Reconciler.reconcile(all, history, held, counts);
+            if (cfg.pgCeiling() != null) {
+                measurePgCeiling();
+            }
             Report report = Report.of(this, verdict, end, started, Instant.now());
             report.write(cfg.out());
             return report;
@@ -165,6 +168,43 @@ final class LoadRun {
             if (server != null) {
                 server.close();
             }
+        }
+    }
+
+    /** PostgreSQL-only msg/s for the same rows, measured after the run on the server's own PostgreSQL; 0 if not measured. */
+    volatile long pgCeilingMsgsPerSecond;
+
+    private void measurePgCeiling() {
+        try {
+            String address = cfg.pgAddress() != null ? cfg.pgAddress() : server != null ? server.embeddedPostgres() : null;
+            if (address == null) {
+                info("--pg-ceiling: no PostgreSQL address (give --pg-address for a server this run did not start)");
+                return;
+            }
+            String batch = "256";
+            for (String a : cfg.serverArgs()) {
+                if (a.startsWith("--waterline.inbound.batch-size=")) {
+                    batch = a.substring(a.indexOf('=') + 1);
+                }
+            }
+            String[] hostPort = address.split(":");
+            info("measuring the PostgreSQL-only ceiling at " + address + " for " + cfg.pgCeiling());
+            Process p = new ProcessBuilder("bash", "load-tests/pg-ceiling.sh", hostPort[0], hostPort[1], batch,
+                    Long.toString(cfg.pgCeiling().toSeconds())).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("ceiling_msgs_per_s=(\\d+)").matcher(out);
+            if (p.waitFor() == 0 && m.find()) {
+                pgCeilingMsgsPerSecond = Long.parseLong(m.group(1));
+            }
+            else {
+                info("--pg-ceiling failed: " + out.strip());
+            }
+        }
+        catch (IOException | RuntimeException e) {
+            info("--pg-ceiling failed: " + e);
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -43,7 +43,9 @@ record Report(
         double outboxDrainSeconds,
         Map<String, Double> serverCounters,
         double serverHeapMaxMb,
-        double serverRssMaxMb) {
+        double serverRssMaxMb,
+        long pgCeilingMsgsPerSecond,
+        double steadyToPgCeiling) {
 
     static Report of(LoadRun run, Reconciler.Verdict verdict, ServerMetrics.Sample end, Instant started, Instant finished) {
         Stats s = run.stats;
@@ -80,7 +82,9 @@ record Report(
                         java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().sum()))),
                 percentiles(s.acceptLatency), percentiles(s.deliverLatency),
                 s.outboxDepthMax.get(), end.outboxDepth(), run.outboxDrainSeconds, run.serverCounters(),
-                round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0));
+                round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0),
+                run.pgCeilingMsgsPerSecond,
+                run.pgCeilingMsgsPerSecond == 0 ? 0 : round((double) s.steadyAcceptedPerSecond() / run.pgCeilingMsgsPerSecond));
     }
 
     /**
@@ -157,6 +161,10 @@ record Report(
                 + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not yet empty within the --outbox-drain budget)"));
         row(b, "server counters", serverCounters.toString());
         row(b, "server heap max / RSS max (MB)", serverHeapMaxMb + " / " + serverRssMaxMb);
+        if (pgCeilingMsgsPerSecond > 0) {
+            row(b, "PostgreSQL-only ceiling for the same rows (msg/s) / steady accepted as a share of it",
+                    pgCeilingMsgsPerSecond + " / " + steadyToPgCeiling);
+        }
         if (!lostSample.isEmpty()) {
             b.append("\nFirst losses:\n\n");
             for (Reconciler.Loss l : lostSample) {

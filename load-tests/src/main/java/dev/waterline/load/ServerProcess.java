@@ -65,6 +65,13 @@ final class ServerProcess implements AutoCloseable {
         return baseUrl;
     }
 
+    /** host:port of the embedded PostgreSQL the server started, as its log names it; null if none. */
+    String embeddedPostgres() throws IOException {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("Embedded PostgreSQL listening on (\\S+):(\\d+)")
+                .matcher(Files.readString(log));
+        return m.find() ? m.group(1) + ":" + m.group(2) : null;
+    }
+
     long pid() {
         return process.pid();
     }
