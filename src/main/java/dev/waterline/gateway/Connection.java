@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.waterline.session.ClientSession;
+import dev.waterline.session.Frames;
 import io.github.bucket4j.Bucket;
 import org.springframework.web.socket.CloseStatus;
 import org.springframework.web.socket.TextMessage;
@@ -55,6 +56,61 @@ final class Connection implements ClientSession {
     @Override
     public long lastReceivedNanos() {
         return lastReceivedNanos;
+    }
+
+    /**
+     * A frame the container delivered in parts (its receive buffer is smaller than the largest
+     * frame allowed, to keep idle connections small). Touched only by the one thread that
+     * delivers this connection's frames.
+     */
+    private StringBuilder partialText;
+    private long partialBytes;
+
+    /**
+     * Adds one part of a frame; returns the whole frame once {@code last}, null while more is to
+     * come. Throws {@link FrameTooLarge} once the parts exceed {@code maxBytes} (UTF-8), and
+     * forgets them.
+     */
+    String assemble(String part, boolean last, long maxBytes) {
+        if (last && partialText == null) {
+            return part;
+        }
+        partialBytes += Frames.utf8Length(part);
+        if (partialBytes > maxBytes) {
+            partialText = null;
+            partialBytes = 0;
+            throw new FrameTooLarge();
+        }
+        if (partialText == null) {
+            partialText = new StringBuilder(part.length() * 2);
+        }
+        partialText.append(part);
+        if (!last) {
+            return null;
+        }
+        String whole = partialText.toString();
+        partialText = null;
+        partialBytes = 0;
+        return whole;
+    }
+
+    /** Counts a binary frame's parts; true once the frame is whole. Throws {@link FrameTooLarge} past {@code maxBytes}. */
+    boolean binaryPart(int bytes, boolean last, long maxBytes) {
+        partialBytes += bytes;
+        if (partialBytes > maxBytes) {
+            partialBytes = 0;
+            throw new FrameTooLarge();
+        }
+        if (last) {
+            partialBytes = 0;
+        }
+        return last;
+    }
+
+    static final class FrameTooLarge extends RuntimeException {
+        FrameTooLarge() {
+            super("frame too large", null, false, false);
+        }
     }
 
     void received() {

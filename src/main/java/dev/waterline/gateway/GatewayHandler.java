@@ -1,6 +1,5 @@
 package dev.waterline.gateway;
 
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -127,14 +126,34 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         }
     }
 
+    /**
+     * The container hands over a frame in parts when it exceeds its receive buffer
+     * ({@link WebSocketConfig}: kept small so that an idle connection costs little), and the
+     * connection puts them together up to {@code max-frame-bytes}.
+     */
+    @Override
+    public boolean supportsPartialMessages() {
+        return true;
+    }
+
     @Override
     protected void handleTextMessage(WebSocketSession ws, TextMessage message) {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
         conn.received();
-        String payload = message.getPayload();
         long max = properties.maxFrameBytes().toBytes();
-        if (payload.length() > max / 3 && payload.getBytes(StandardCharsets.UTF_8).length > max) {
-            conn.close(CloseStatus.TOO_BIG_TO_PROCESS.getCode(), "frame larger than " + max + " bytes");
+        String payload;
+        try {
+            payload = conn.assemble(message.getPayload(), message.isLast(), max);
+        }
+        catch (Connection.FrameTooLarge e) {
+            tooLarge(conn, max);
+            return;
+        }
+        if (payload == null) {
+            return;
+        }
+        if (payload.length() > max / 3 && Frames.utf8Length(payload) > max) {
+            tooLarge(conn, max);
             return;
         }
         JsonNode frame;
@@ -167,7 +186,19 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     protected void handleBinaryMessage(WebSocketSession ws, BinaryMessage message) {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
         conn.received();
-        invalid(conn, "frames are JSON text frames", null);
+        long max = properties.maxFrameBytes().toBytes();
+        try {
+            if (conn.binaryPart(message.getPayloadLength(), message.isLast(), max)) {
+                invalid(conn, "frames are JSON text frames", null);
+            }
+        }
+        catch (Connection.FrameTooLarge e) {
+            tooLarge(conn, max);
+        }
+    }
+
+    private static void tooLarge(Connection conn, long max) {
+        conn.close(CloseStatus.TOO_BIG_TO_PROCESS.getCode(), "frame larger than " + max + " bytes");
     }
 
     @Override

@@ -54,4 +54,26 @@ public final class Frames {
     public static String pong() {
         return "{\"type\":\"pong\"}";
     }
+
+    /** Bytes of {@code s} in UTF-8 (a lone surrogate counts as the 3 bytes of its replacement). */
+    public static long utf8Length(CharSequence s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            }
+            else if (c < 0x800) {
+                n += 2;
+            }
+            else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            }
+            else {
+                n += 3;
+            }
+        }
+        return n;
+    }
 }

@@ -278,6 +278,39 @@ class GatewayProtocolIntegrationTests {
     }
 
     @Test
+    void aFrameLargerThanTheReceiveBufferArrivesWholeAndIsDeliveredIntact() {
+        String alice = api.token("parts-alice");
+        String bob = api.token("parts-bob");
+        String chat = api.createChat(alice, "parts-bob");
+        String body = "€ä".repeat(2000);   // 4000 chars, 10,000 UTF-8 bytes: more than one 8 KiB buffer
+        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
+            a.next("welcome");
+            b.next("welcome");
+            a.sendMessage("parts-c", chat, body);
+            assertThat(a.answer("parts-c").get("type").asString()).isEqualTo("accepted");
+            JsonNode message = b.next("message");
+            assertThat(message.get("body").asString()).isEqualTo(body);
+            a.sendMessage("parts-after", chat, "small");
+            assertThat(a.answer("parts-after").get("seq").asLong()).isEqualTo(2);
+        }
+        assertThat(api.history(alice, chat, null, 10).getFirst().get("body").asString()).isEqualTo(body);
+    }
+
+    @Test
+    void aBinaryFrameOver64KiBClosesWith1009() {
+        try (WsClient ws = WsClient.connect(port, api.token("binary-big-alice"))) {
+            ws.next("welcome");
+            try {
+                ws.sendBinary(new byte[MAX_FRAME_BYTES + 1]);
+            }
+            catch (CompletionException closedWhileSending) {
+                // the server may close before the client has written the whole frame
+            }
+            assertThat(ws.awaitClose(WAIT)).isEqualTo(1009);
+        }
+    }
+
+    @Test
     void aBodyLongerThan4000CharsIsTooLargeAndTheConnectionStaysOpen() {
         String token = api.token("too-large-alice");
         String chat = api.createChat(token, "too-large-bob");

@@ -37,4 +37,12 @@ class FramesUnitTests {
         assertThat(json.readTree(Frames.read("chat", "u", 3)).get("seq").asLong()).isEqualTo(3);
         assertThat(json.readTree(Frames.pong()).get("type").asString()).isEqualTo("pong");
     }
+
+    @Test
+    void utf8LengthCountsBytesAsTheEncoderWouldForEveryKindOfCharacter() {
+        for (String s : java.util.List.of("", "plain ascii", "é and ß", "€ three bytes", "\uD83D\uDE00 a surrogate pair", "mixed é€\uD83D\uDE00x")) {
+            org.assertj.core.api.Assertions.assertThat(Frames.utf8Length(s)).as(s)
+                    .isEqualTo(s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+        }
+    }
 }
