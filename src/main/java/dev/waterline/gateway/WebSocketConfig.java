@@ -2,6 +2,8 @@ package dev.waterline.gateway;
 
 import dev.waterline.auth.Tokens;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
@@ -33,8 +35,8 @@ class WebSocketConfig implements WebSocketConfigurer {
      * The container allocates its receive buffers (text and binary) for every connection when it
      * opens. Sized to the largest frame allowed (64 KiB, i.e. ~200 KB a connection with the
      * text buffer counted in chars) they made 20,000 mostly idle connections cost ~4 GB of heap,
-     * so they are 8 KiB at most: larger frames arrive in parts, which the gateway puts together
-     * and refuses (1009) past max-frame-bytes. Read from the environment rather than
+     * so they are 2 KiB at most: larger frames arrive in parts, which the gateway puts together
+     * and refuses (1009) past max-frame-bytes. The socket's own buffers are cut to match. Read from the environment rather than
      * {@link GatewayProperties}: a factory bean's type is checked before configuration properties
      * are bound.
      */
@@ -48,5 +50,14 @@ class WebSocketConfig implements WebSocketConfigurer {
         return container;
     }
 
-    private static final int RECEIVE_BUFFER = 8 * 1024;
+    private static final int RECEIVE_BUFFER = 2 * 1024;
+
+    /** Tomcat's per-connection socket buffers (8 KiB each by default), for the same reason. */
+    @Bean
+    static WebServerFactoryCustomizer<TomcatServletWebServerFactory> smallSocketBuffers() {
+        return factory -> factory.addConnectorCustomizers(connector -> {
+            connector.setProperty("socket.appReadBufSize", Integer.toString(RECEIVE_BUFFER));
+            connector.setProperty("socket.appWriteBufSize", Integer.toString(RECEIVE_BUFFER));
+        });
+    }
 }

@@ -282,7 +282,7 @@ class GatewayProtocolIntegrationTests {
         String alice = api.token("parts-alice");
         String bob = api.token("parts-bob");
         String chat = api.createChat(alice, "parts-bob");
-        String body = "€ä".repeat(2000);   // 4000 chars, 10,000 UTF-8 bytes: more than one 8 KiB buffer
+        String body = "€ä".repeat(2000);   // 4000 chars, 10,000 UTF-8 bytes: several receive buffers
         try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
             a.next("welcome");
             b.next("welcome");

@@ -98,6 +98,13 @@ public final class LoadCli implements Callable<Integer> {
             description = "WebSocket client of the simulated clients: netty (cheap per frame) or jdk (java.net.http). Default: ${DEFAULT-VALUE}")
     WsLink.Kind transport;
 
+    @Option(names = "--storm-at", description = "Reconnect storm: this far into the load (e.g. PT60S), drop --storm-clients"
+            + " connections at once; each reconnects and resyncs, and the report gives how long that took.")
+    Duration stormAt;
+
+    @Option(names = "--storm-clients", defaultValue = "5000", description = "Clients the reconnect storm drops. Default: ${DEFAULT-VALUE}")
+    int stormClients;
+
     @Option(names = "--pg-ceiling", description = "After the run, measure for this long (e.g. PT20S) the PostgreSQL-only ceiling"
             + " for the same rows with load-tests/pg-ceiling.sh (needs psql and pgbench) and report the ratio to it.")
     Duration pgCeiling;
@@ -125,6 +132,7 @@ public final class LoadCli implements Callable<Integer> {
                 : Path.of("target", "load-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         return new LoadConfig(url, startServer, serverJar, serverArgs, serverJvmOpts, jwtSecret, clients, rate, duration,
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
-                reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress);
+                reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
+                stormAt, stormClients);
     }
 }

@@ -32,7 +32,9 @@ record LoadConfig(
         boolean quiet,
         WsLink.Kind transport,
         Duration pgCeiling,
-        String pgAddress) {
+        String pgAddress,
+        Duration stormAt,
+        int stormClients) {
 
     enum Pattern { pairwise, groups, mixed }
 }

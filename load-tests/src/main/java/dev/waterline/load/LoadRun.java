@@ -51,6 +51,8 @@ final class LoadRun {
     final LoadConfig cfg;
     final Stats stats = new Stats();
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    /** How many clients may be opening their first connection at once. */
+    final java.util.concurrent.Semaphore firstConnects = new java.util.concurrent.Semaphore(256);
     /** Opens the simulated clients' WebSockets. */
     final WsLink.Connector connector;
     final Map<String, Long> sentAt = new ConcurrentHashMap<>();
@@ -300,6 +302,7 @@ final class LoadRun {
         long ramp = Math.max(1, cfg.rampUp().toNanos());
         stopReadingAtNanos = start + cfg.duration().toNanos() / 3;
         boolean stoppedReaders = false;
+        long stormAt = cfg.stormAt() == null ? Long.MAX_VALUE : start + cfg.stormAt().toNanos();
         Random random = new Random(7);
         String body = "x".repeat(Math.max(1, cfg.payloadBytes()));
         long issued = 0;
@@ -312,6 +315,10 @@ final class LoadRun {
             if (!stoppedReaders && now >= stopReadingAtNanos) {
                 clients.stream().filter(c -> c.behaviour == Behaviour.STOP_READING).forEach(SimClient::stopReading);
                 stoppedReaders = true;
+            }
+            if (now >= stormAt) {
+                storm();
+                stormAt = Long.MAX_VALUE;
             }
             double elapsed = (now - start) / 1e9;
             double rampSeconds = ramp / 1e9;
@@ -329,6 +336,17 @@ final class LoadRun {
                 }
             }
             LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    /** Drops the first --storm-clients connected clients' connections at once; each reconnects and resyncs. */
+    private void storm() {
+        List<SimClient> hit = clients.stream().filter(SimClient::connected).limit(cfg.stormClients()).toList();
+        info("reconnect storm: dropping " + hit.size() + " clients at once");
+        long at = System.nanoTime();
+        stats.stormClients.set(hit.size());
+        for (SimClient c : hit) {
+            c.drop(at);
         }
     }
 

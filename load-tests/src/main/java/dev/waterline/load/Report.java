@@ -45,7 +45,9 @@ record Report(
         double serverHeapMaxMb,
         double serverRssMaxMb,
         long pgCeilingMsgsPerSecond,
-        double steadyToPgCeiling) {
+        double steadyToPgCeiling,
+        long stormClients,
+        Map<String, Double> stormRecoveryMs) {
 
     static Report of(LoadRun run, Reconciler.Verdict verdict, ServerMetrics.Sample end, Instant started, Instant finished) {
         Stats s = run.stats;
@@ -84,7 +86,8 @@ record Report(
                 s.outboxDepthMax.get(), end.outboxDepth(), run.outboxDrainSeconds, run.serverCounters(),
                 round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0),
                 run.pgCeilingMsgsPerSecond,
-                run.pgCeilingMsgsPerSecond == 0 ? 0 : round((double) s.steadyAcceptedPerSecond() / run.pgCeilingMsgsPerSecond));
+                run.pgCeilingMsgsPerSecond == 0 ? 0 : round((double) s.steadyAcceptedPerSecond() / run.pgCeilingMsgsPerSecond),
+                s.stormClients.get(), percentiles(s.stormRecovery));
     }
 
     /**
@@ -161,6 +164,11 @@ record Report(
                 + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not yet empty within the --outbox-drain budget)"));
         row(b, "server counters", serverCounters.toString());
         row(b, "server heap max / RSS max (MB)", serverHeapMaxMb + " / " + serverRssMaxMb);
+        if (stormClients > 0) {
+            row(b, "reconnect storm: clients dropped at once / reconnected and resynced",
+                    stormClients + " / " + stormRecoveryMs.get("count").longValue());
+            row(b, "reconnect storm: drop→reconnected and resynced ms (p50/p90/p99/p99.9/max)", latency(stormRecoveryMs));
+        }
         if (pgCeilingMsgsPerSecond > 0) {
             row(b, "PostgreSQL-only ceiling for the same rows (msg/s) / steady accepted as a share of it",
                     pgCeilingMsgsPerSecond + " / " + steadyToPgCeiling);

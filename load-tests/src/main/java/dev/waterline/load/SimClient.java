@@ -66,6 +66,10 @@ final class SimClient {
     private final ConcurrentLinkedQueue<Long> acks = new ConcurrentLinkedQueue<>();
     /** Queued (once) behind pending sends when acks are waiting, so the writer sleeps until there is work. */
     private static final String ACK_SIGNAL = new String("ack");
+    /** Queued to wake the writer at once (after a drop), carries nothing. */
+    private static final String WAKE = new String("wake");
+    /** When this client's connection was dropped by a reconnect storm; 0 when none is pending. */
+    private volatile long stormFrom;
     private final AtomicBoolean ackSignalled = new AtomicBoolean();
     private final Map<String, Pending> unanswered = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
@@ -119,6 +123,22 @@ final class SimClient {
         return unanswered.size();
     }
 
+    /**
+     * Reconnect storm: the connection is dropped now (as a network blip would) and the writer
+     * reconnects and resyncs at once; the time from {@code atNanos} until it has done both is
+     * recorded.
+     */
+    void drop(long atNanos) {
+        stormFrom = atNanos;
+        connected = false;
+        current = null;
+        WsLink l = link;
+        if (l != null) {
+            l.close("storm");
+        }
+        outbound.add(WAKE);
+    }
+
     /** The client stops reading from its socket (the server sees a full TCP window). */
     void stopReading() {
         reading = false;
@@ -136,6 +156,9 @@ final class SimClient {
                     continue;
                 }
                 String frame = outbound.poll(1, TimeUnit.SECONDS);
+                if (frame == WAKE) {
+                    continue;
+                }
                 if (frame == ACK_SIGNAL) {
                     ackSignalled.set(false);
                     flushAcks();
@@ -160,7 +183,9 @@ final class SimClient {
             }
             catch (Exception e) {
                 connected = false;
-                pause(200);
+                if (stormFrom == 0) {
+                    pause(200);
+                }
             }
         }
         connected = false;
@@ -203,8 +228,21 @@ final class SimClient {
             reading = behaviour != Behaviour.STOP_READING || !run.stopReadingNow();
             Events events = new Events(welcomed);
             current = events;
-            link = run.connector.connect(URI.create(run.wsUrl), token, events).get(15, TimeUnit.SECONDS);
-            welcomed.get(15, TimeUnit.SECONDS);
+            // First connections go in waves (a bounded number at once), as a fleet of clients
+            // coming online would; reconnects, the storm's above all, go all at once.
+            boolean wave = first;
+            if (wave) {
+                run.firstConnects.acquire();
+            }
+            try {
+                link = run.connector.connect(URI.create(run.wsUrl), token, events).get(15, TimeUnit.SECONDS);
+                welcomed.get(15, TimeUnit.SECONDS);
+            }
+            finally {
+                if (wave) {
+                    run.firstConnects.release();
+                }
+            }
             everConnected = true;
             if (!reading) {
                 link.pauseReading();
@@ -214,6 +252,11 @@ final class SimClient {
             }
             resync();
             connected = true;
+            long from = stormFrom;
+            if (from != 0) {
+                stormFrom = 0;
+                Stats.record(run.stats.stormRecovery, from);
+            }
             ackSignalled.set(false);
             for (Map.Entry<String, Pending> p : unanswered.entrySet()) {
                 outbound.add(p.getValue().frame());

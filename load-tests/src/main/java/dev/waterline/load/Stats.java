@@ -34,6 +34,9 @@ final class Stats {
 
     /** send → accepted, µs. */
     final Histogram acceptLatency = new ConcurrentHistogram(3_600_000_000L, 3);
+    /** Reconnect storm: clients dropped at once, and per client drop → reconnected and resynced, µs. */
+    final AtomicLong stormClients = new AtomicLong();
+    final Histogram stormRecovery = new ConcurrentHistogram(3_600_000_000L, 3);
     /** send → first live delivery to a recipient, µs. */
     final Histogram deliverLatency = new ConcurrentHistogram(3_600_000_000L, 3);
 
