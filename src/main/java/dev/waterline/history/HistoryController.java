@@ -1,11 +1,14 @@
 package dev.waterline.history;
 
 import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 
 import dev.waterline.auth.ApiAuthentication;
 import dev.waterline.chat.ChatRepository;
 import dev.waterline.web.ApiException;
 import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.http.HttpStatus;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -24,10 +27,14 @@ class HistoryController {
 
     private final HistoryRepository history;
     private final ChatRepository chats;
+    private final Semaphore reads;
+    private final long maxWaitNanos;
 
-    HistoryController(HistoryRepository history, ChatRepository chats) {
+    HistoryController(HistoryRepository history, ChatRepository chats, HistoryProperties properties) {
         this.history = history;
         this.chats = chats;
+        this.reads = new Semaphore(properties.maxConcurrentReads(), true);
+        this.maxWaitNanos = properties.maxWait().toNanos();
     }
 
     @GetMapping("/api/chats/{chatId}/messages")
@@ -35,13 +42,32 @@ class HistoryController {
                   @RequestParam(required = false) String since,
                   @RequestParam(required = false) String limit) {
         int pageSize = parseLimit(limit);
-        if (!chats.isMember(chatId, ApiAuthentication.userId(request))) {
-            throw ApiException.notFound();
+        acquire();
+        try {
+            if (!chats.isMember(chatId, ApiAuthentication.userId(request))) {
+                throw ApiException.notFound();
+            }
+            long after = history.seqOf(chatId, since);
+            List<HistoryMessage> rows = history.after(chatId, after, pageSize + 1);
+            boolean hasMore = rows.size() > pageSize;
+            return new Page(hasMore ? rows.subList(0, pageSize) : rows, hasMore);
         }
-        long after = history.seqOf(chatId, since);
-        List<HistoryMessage> rows = history.after(chatId, after, pageSize + 1);
-        boolean hasMore = rows.size() > pageSize;
-        return new Page(hasMore ? rows.subList(0, pageSize) : rows, hasMore);
+        finally {
+            reads.release();
+        }
+    }
+
+    /** One of the bounded turns at PostgreSQL (see {@link HistoryProperties#maxConcurrentReads}). */
+    private void acquire() {
+        try {
+            if (reads.tryAcquire(maxWaitNanos, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        throw new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "too many history reads at once; retry");
     }
 
     private static int parseLimit(String limit) {
