@@ -36,14 +36,23 @@ class LiveIndex {
     /**
      * {@link #deliver(ClientSession, long[])} for a whole batch in one script call; per group, in
      * order, whether its frames may be written. Only a group whose connection Redis no longer
-     * names takes a second, single call after the re-assert.
+     * names takes a second, single call after the re-assert. A failure of the batched call itself
+     * is thrown (the caller writes the batch unrecorded).
      */
     boolean[] deliver(List<WatermarkIndex.Group> groups) {
         long[] pending = watermark.deliver(groups);
         boolean[] ok = new boolean[pending.length];
         for (int i = 0; i < ok.length; i++) {
             WatermarkIndex.Group g = groups.get(i);
-            ok[i] = pending[i] >= 0 || reasserted(g.session()) && watermark.deliver(g.session(), g.ids()) >= 0;
+            try {
+                ok[i] = pending[i] >= 0 || reasserted(g.session()) && watermark.deliver(g.session(), g.ids()) >= 0;
+            }
+            catch (RuntimeException redisDown) {
+                // As a single call failing did: this recipient's frames go out unrecorded, and
+                // the index is distrusted until rebuilt. The other groups keep their verdicts.
+                health.suspect();
+                ok[i] = true;
+            }
         }
         return ok;
     }

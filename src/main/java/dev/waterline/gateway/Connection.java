@@ -65,13 +65,20 @@ final class Connection implements ClientSession {
      */
     private StringBuilder partialText;
     private long partialBytes;
+    /** The frame being received was refused as too large: its remaining parts are dropped unread. */
+    private boolean discarding;
 
     /**
      * Adds one part of a frame; returns the whole frame once {@code last}, null while more is to
-     * come. Throws {@link FrameTooLarge} once the parts exceed {@code maxBytes} (UTF-8), and
-     * forgets them.
+     * come. Throws {@link FrameTooLarge} once the parts exceed {@code maxBytes} (UTF-8), forgets
+     * them and drops the frame's remaining parts: the container goes on handing them over after
+     * the 1009 close, and the tail of a refused frame must never be read as a frame of its own.
      */
     String assemble(String part, boolean last, long maxBytes) {
+        if (discarding) {
+            discarding = !last;
+            return null;
+        }
         if (last && partialText == null) {
             return part;
         }
@@ -79,6 +86,7 @@ final class Connection implements ClientSession {
         if (partialBytes > maxBytes) {
             partialText = null;
             partialBytes = 0;
+            discarding = !last;
             throw new FrameTooLarge();
         }
         if (partialText == null) {
@@ -96,9 +104,14 @@ final class Connection implements ClientSession {
 
     /** Counts a binary frame's parts; true once the frame is whole. Throws {@link FrameTooLarge} past {@code maxBytes}. */
     boolean binaryPart(int bytes, boolean last, long maxBytes) {
+        if (discarding) {
+            discarding = !last;
+            return false;
+        }
         partialBytes += bytes;
         if (partialBytes > maxBytes) {
             partialBytes = 0;
+            discarding = !last;
             throw new FrameTooLarge();
         }
         if (last) {

@@ -139,6 +139,9 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     @Override
     protected void handleTextMessage(WebSocketSession ws, TextMessage message) {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
+        if (!ws.isOpen()) {
+            return;   // closed (e.g. 1009) while the container still hands over what it had read
+        }
         conn.received();
         long max = properties.maxFrameBytes().toBytes();
         String payload;
@@ -185,6 +188,9 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     @Override
     protected void handleBinaryMessage(WebSocketSession ws, BinaryMessage message) {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
+        if (!ws.isOpen()) {
+            return;
+        }
         conn.received();
         long max = properties.maxFrameBytes().toBytes();
         try {

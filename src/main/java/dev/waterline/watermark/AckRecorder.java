@@ -5,8 +5,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import dev.waterline.lifecycle.Workers;
@@ -25,24 +26,32 @@ import org.springframework.stereotype.Component;
  * and runs {@code ack.lua} once for all of them. Under load one call carries the acks of
  * hundreds of frames; idle, an ack is recorded as soon as the worker wakes. Recording an ack a
  * moment late only keeps the line where it was a moment longer: the poller re-sends a row only
- * after its lease, and GC deletes only below the line. When the queue is full the gateway's
- * thread records its ack itself, so no ack is dropped for want of room. A Redis error drops the
- * call's acks, as a failed single call did: their rows stay pending and are re-delivered, never
- * acked by the server. On stop the worker records what is still queued, once, and exits.
+ * after its lease, and GC deletes only below the line. When the queue has no room for a frame's
+ * ids (or the frame alone fills a call) the gateway's thread records it itself: no ack is dropped
+ * for want of room, and a client streaming huge ack frames is slowed by its own socket. A Redis
+ * error drops the call's acks, as a failed single call did: their rows stay pending and are
+ * re-delivered, never acked by the server. On stop the worker records what is still queued,
+ * once, and exits; an ack queued after that pass is taken back and recorded by its caller.
  */
 @Component
 public class AckRecorder implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(AckRecorder.class);
     static final int MAX_IDS_PER_CALL = 4096;
-    private static final int QUEUE = 65_536;
+    /**
+     * Ids queued at most, over all connections. Bounded by ids, not frames: an ack frame may carry
+     * thousands, and a client streaming such frames must be slowed by its own socket (its frame is
+     * recorded on its own reading thread) rather than grow the heap or delay everyone's acks.
+     */
+    private static final int QUEUED_IDS = 65_536;
 
     private record Ack(ClientSession session, long[] ids) {
     }
 
     private final WatermarkIndex index;
     private final WaterlineMetrics metrics;
-    private final BlockingQueue<Ack> queue = new ArrayBlockingQueue<>(QUEUE);
+    private final BlockingQueue<Ack> queue = new LinkedBlockingQueue<>();
+    private final Semaphore room = new Semaphore(QUEUED_IDS);
     private volatile boolean running;
     private Thread worker;
 
@@ -51,13 +60,23 @@ public class AckRecorder implements SmartLifecycle {
         this.metrics = metrics;
     }
 
-    /** Queues the acks of one frame from {@code from}; records them at once when the queue is full or stopped. */
+    /**
+     * Queues the acks of one frame from {@code from}; records them on the caller's thread when the
+     * frame alone fills a call, when the queue has no room for its ids, or when stopped.
+     */
     public void ack(ClientSession from, long[] ids) {
         if (ids.length == 0) {
             return;
         }
         Ack a = new Ack(from, ids);
-        if (!running || !queue.offer(a)) {
+        if (!running || ids.length > MAX_IDS_PER_CALL || !room.tryAcquire(ids.length)) {
+            record(List.of(a));
+            return;
+        }
+        queue.add(a);
+        // Stopped meanwhile: the worker may have made its last pass already.
+        if (!running && queue.remove(a)) {
+            room.release(ids.length);
             record(List.of(a));
         }
     }
@@ -72,7 +91,7 @@ public class AckRecorder implements SmartLifecycle {
                 }
                 taken.add(first);
                 drainUpTo(taken);
-                record(taken);
+                recordTaken(taken);
             }
             catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -85,7 +104,7 @@ public class AckRecorder implements SmartLifecycle {
         List<Ack> rest = new ArrayList<>();
         queue.drainTo(rest);
         for (int from = 0; from < rest.size(); from += 256) {
-            record(rest.subList(from, Math.min(rest.size(), from + 256)));
+            recordTaken(rest.subList(from, Math.min(rest.size(), from + 256)));
         }
     }
 
@@ -96,6 +115,20 @@ public class AckRecorder implements SmartLifecycle {
         while (ids < MAX_IDS_PER_CALL && (next = queue.poll()) != null) {
             taken.add(next);
             ids += next.ids().length;
+        }
+    }
+
+    /** Records acks taken from the queue and gives their room back. */
+    private void recordTaken(List<Ack> acks) {
+        try {
+            record(acks);
+        }
+        finally {
+            int ids = 0;
+            for (Ack a : acks) {
+                ids += a.ids().length;
+            }
+            room.release(ids);
         }
     }
 

@@ -297,6 +297,22 @@ class GatewayProtocolIntegrationTests {
     }
 
     @Test
+    void theTailOfAFrameRefusedAsTooLargeIsNeverReadAsASendOfItsOwn() {
+        String token = api.token("tail-alice");
+        String chat = api.createChat(token, "tail-bob");
+        // Valid JSON as a whole frame's last part, behind more padding than a frame may hold.
+        String frame = " ".repeat(MAX_FRAME_BYTES + 4000)
+                + json(Map.of("type", "send", "correlationId", "tail-c", "chatId", chat, "body", "smuggled"));
+        try (WsClient ws = WsClient.connect(port, token)) {
+            ws.next("welcome");
+            sendExpectingClose(ws, frame);
+            assertThat(ws.awaitClose(WAIT)).isEqualTo(1009);
+            assertThat(ws.received()).noneMatch(f -> "tail-c".equals(f.path("correlationId").asString()));
+        }
+        assertThat(api.history(token, chat, null, 100)).isEmpty();
+    }
+
+    @Test
     void aBinaryFrameOver64KiBClosesWith1009() {
         try (WsClient ws = WsClient.connect(port, api.token("binary-big-alice"))) {
             ws.next("welcome");

@@ -242,6 +242,28 @@ class ReclaimIntegrationTests {
         }
     }
 
+    @Test
+    void anAckFrameWithMoreIdsThanOneScriptCallTakesIsRecordedAllTheSame() {
+        String alice = api.token("rc-bigack-alice");
+        String bob = api.token("rc-bigack-bob");
+        String chat = api.createChat(alice, "rc-bigack-bob");
+        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
+            a.next("welcome");
+            b.next("welcome");
+            long first = deliveryOf(a, b, chat, "rc-bigack-1");
+            long second = deliveryOf(a, b, chat, "rc-bigack-2");
+            long[] ids = new long[5000];   // above the 4096 ids of one batched call: recorded by the gateway's thread
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = second + 1_000_000 + i;
+            }
+            ids[0] = first;
+            ids[ids.length - 1] = second;
+            b.ack(ids);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                    .until(() -> redis.opsForZSet().size(WatermarkIndex.pendingKey(userOf(b))) == 0);
+        }
+    }
+
     private long deliveryOf(WsClient a, WsClient b, String chat, String corr) {
         a.sendMessage(corr, chat, corr);
         String messageId = a.answer(corr).get("messageId").asString();
