@@ -5,7 +5,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import dev.waterline.auth.ApiAuthentication;
-import dev.waterline.chat.ChatRepository;
 import dev.waterline.web.ApiException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.http.HttpStatus;
@@ -26,13 +25,11 @@ class HistoryController {
     }
 
     private final HistoryRepository history;
-    private final ChatRepository chats;
     private final Semaphore reads;
     private final long maxWaitNanos;
 
-    HistoryController(HistoryRepository history, ChatRepository chats, HistoryProperties properties) {
+    HistoryController(HistoryRepository history, HistoryProperties properties) {
         this.history = history;
-        this.chats = chats;
         this.reads = new Semaphore(properties.maxConcurrentReads(), true);
         this.maxWaitNanos = properties.maxWait().toNanos();
     }
@@ -44,11 +41,8 @@ class HistoryController {
         int pageSize = parseLimit(limit);
         acquire();
         try {
-            if (!chats.isMember(chatId, ApiAuthentication.userId(request))) {
-                throw ApiException.notFound();
-            }
-            long after = history.seqOf(chatId, since);
-            List<HistoryMessage> rows = history.after(chatId, after, pageSize + 1);
+            List<HistoryMessage> rows = history.pageForMember(chatId, ApiAuthentication.userId(request), since, pageSize + 1)
+                    .orElseThrow(ApiException::notFound);
             boolean hasMore = rows.size() > pageSize;
             return new Page(hasMore ? rows.subList(0, pageSize) : rows, hasMore);
         }

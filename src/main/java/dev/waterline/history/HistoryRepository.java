@@ -3,7 +3,9 @@ package dev.waterline.history;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
@@ -13,18 +15,25 @@ import org.springframework.stereotype.Repository;
 @Repository
 class HistoryRepository {
 
-    /** 1: chat id, 2: the client's last messageId. Scoped to the chat: another chat's id does not resolve. */
-    private static final String SEQ_OF_MESSAGE = """
-            SELECT seq FROM message_history WHERE chat_id = ? AND message_id = ?
-            """;
-
-    /** 1: chat id, 2: exclusive lower seq, 3: rows wanted (one more than the page, to know hasMore). */
-    private static final String PAGE_AFTER_SEQ = """
-            SELECT message_id, correlation_id, chat_id, seq, sender_id, body, sent_at
-            FROM message_history
-            WHERE chat_id = ? AND seq > ?
-            ORDER BY seq
-            LIMIT ?
+    /**
+     * One page in one round trip: the membership check, {@code since} resolved to its seq (scoped
+     * to the chat, so another chat's id does not resolve; unresolvable means 0, the beginning) and
+     * the rows after it. 1: the client's last messageId (or null), 2: rows wanted (one more than
+     * the page, to know hasMore), 3: chat id, 4: user id. No row at all: not a member; one row of
+     * nulls: a member, nothing after {@code since}.
+     */
+    private static final String PAGE_FOR_MEMBER = """
+            SELECT h.message_id, h.correlation_id, h.chat_id, h.seq, h.sender_id, h.body, h.sent_at
+            FROM chat_members m
+            LEFT JOIN LATERAL (
+                SELECT message_id, correlation_id, chat_id, seq, sender_id, body, sent_at
+                FROM message_history
+                WHERE chat_id = m.chat_id
+                  AND seq > COALESCE((SELECT seq FROM message_history WHERE chat_id = m.chat_id AND message_id = ?), 0)
+                ORDER BY seq
+                LIMIT ?
+            ) h ON true
+            WHERE m.chat_id = ? AND m.user_id = ?
             """;
 
     /** 1: cut-off time, 2: chunk size. Deletes the oldest rows first, a chunk at a time. */
@@ -43,16 +52,20 @@ class HistoryRepository {
         this.jdbc = jdbc;
     }
 
-    /** The seq a messageId has in this chat, or 0 (the beginning) when it cannot be resolved. */
-    long seqOf(String chatId, String messageId) {
-        if (messageId == null || messageId.isEmpty()) {
-            return 0;
-        }
-        return jdbc.queryForList(SEQ_OF_MESSAGE, Long.class, chatId, messageId).stream().findFirst().orElse(0L);
-    }
-
-    List<HistoryMessage> after(String chatId, long seq, int rows) {
-        return jdbc.query(PAGE_AFTER_SEQ, MESSAGE, chatId, seq, rows);
+    /**
+     * Up to {@code rows} messages after {@code since} (from the beginning when it is null or does
+     * not resolve in this chat), or empty when {@code userId} is no member of the chat.
+     */
+    Optional<List<HistoryMessage>> pageForMember(String chatId, String userId, String since, int rows) {
+        List<HistoryMessage> out = new ArrayList<>();
+        boolean[] member = {false};
+        jdbc.query(PAGE_FOR_MEMBER, rs -> {
+            member[0] = true;
+            if (rs.getString("message_id") != null) {
+                out.add(MESSAGE.mapRow(rs, out.size()));
+            }
+        }, since == null || since.isEmpty() ? null : since, rows, chatId, userId);
+        return member[0] ? Optional.of(out) : Optional.empty();
     }
 
     int purgeOlderThan(Instant cutoff, int chunk) {

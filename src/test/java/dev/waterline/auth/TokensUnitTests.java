@@ -68,9 +68,57 @@ class TokensUnitTests {
     }
 
     @Test
+    void aRememberedTokenIsRefusedOnceItsExpiryAndSkewHavePassed() throws Exception {
+        MovableClock clock = new MovableClock(Instant.now());
+        Tokens remembering = new Tokens(new AuthProperties(SECRET, true, Duration.ofDays(7)), clock);
+        String token = signed(JWSAlgorithm.HS256, SECRET, "alice", clock.instant().plus(Duration.ofMinutes(5)));
+
+        assertThat(remembering.verify(token)).contains("alice");
+        clock.now = clock.now.plus(Duration.ofMinutes(5)).plusSeconds(59);
+        assertThat(remembering.verify(token)).as("within nimbus' 60 s skew").contains("alice");
+        clock.now = clock.now.plusSeconds(2);
+        assertThat(remembering.verify(token)).as("past exp + skew, though remembered as valid").isEmpty();
+    }
+
+    @Test
+    void aForgedCopyOfARememberedTokenIsStillRefused() throws Exception {
+        String token = signed(JWSAlgorithm.HS256, SECRET, "alice", null);
+        assertThat(tokens.verify(token)).contains("alice");
+        String[] parts = token.split("\\.");
+        String otherPayload = Base64.getUrlEncoder().withoutPadding()
+                .encodeToString("{\"sub\":\"mallory\"}".getBytes(StandardCharsets.UTF_8));
+        assertThat(tokens.verify(parts[0] + "." + otherPayload + "." + parts[2])).isEmpty();
+        assertThat(tokens.verify(" " + token + " ")).as("the same token, padded").contains("alice");
+    }
+
+    @Test
     void aShortSecretIsRejectedAtStartup() {
         assertThatThrownBy(() -> new Tokens(new AuthProperties("short", false, Duration.ofDays(1)), Clock.fixed(Instant.EPOCH, ZoneOffset.UTC)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least 32 bytes");
+    }
+
+    /** A clock the test moves by hand. */
+    static final class MovableClock extends Clock {
+        volatile Instant now;
+
+        MovableClock(Instant now) {
+            this.now = now;
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
     }
 
     private static String signed(JWSAlgorithm alg, String secret, String sub, Instant exp) throws Exception {

@@ -173,6 +173,22 @@ class HistoryIntegrationTests {
     }
 
     @Test
+    void aMemberOfAChatWithoutMessagesGetsAnEmptyPageNot404() {
+        String alice = api.token("hi-empty-alice");
+        String chatId = api.createChat(alice);
+
+        Api.Response fromStart = page(alice, chatId, "");
+        Api.Response sinceUnknown = page(alice, chatId, "?since=" + UNKNOWN_CHAT);
+
+        for (Api.Response r : List.of(fromStart, sinceUnknown)) {
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body().get("messages").isArray()).isTrue();
+            assertThat(r.body().get("messages").size()).isZero();
+            assertThat(r.body().get("hasMore").asBoolean()).isFalse();
+        }
+    }
+
+    @Test
     void aNonMemberAndAnUnknownChatBothGet404() {
         String alice = api.token("hi-hidden-alice");
         String mallory = api.token("hi-hidden-mallory");
