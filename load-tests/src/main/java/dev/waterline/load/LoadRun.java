@@ -72,6 +72,7 @@ final class LoadRun {
     private volatile boolean active = true;
     private volatile boolean offering;
     private volatile long stopReadingAtNanos = Long.MAX_VALUE;
+    private volatile long secondHalfFromNanos = Long.MAX_VALUE;
     private ServerProcess server;
     /** Seconds from the end of the drain until the server's outbox was empty; -1 if it was not within the budget. */
     double outboxDrainSeconds = -1;
@@ -85,6 +86,11 @@ final class LoadRun {
 
     boolean active() {
         return active;
+    }
+
+    /** When the load's second half (the steady window of the report) begins, in nanoTime terms. */
+    long secondHalfFromNanos() {
+        return secondHalfFromNanos;
     }
 
     boolean stopReadingNow() {
@@ -301,6 +307,7 @@ final class LoadRun {
         long end = start + cfg.duration().toNanos();
         long ramp = Math.max(1, cfg.rampUp().toNanos());
         stopReadingAtNanos = start + cfg.duration().toNanos() / 3;
+        secondHalfFromNanos = start + cfg.duration().toNanos() / 2;
         boolean stoppedReaders = false;
         long stormAt = cfg.stormAt() == null ? Long.MAX_VALUE : start + cfg.stormAt().toNanos();
         Random random = new Random(7);

@@ -52,9 +52,17 @@ final class NettyWsLink implements WsLink {
             throw new IllegalStateException("connection closed");
         }
         ChannelFuture written = channel.writeAndFlush(new TextWebSocketFrame(frame));
+        if (channel.eventLoop().inEventLoop()) {
+            return;
+        }
         if (!channel.isWritable() && !written.await(10, TimeUnit.SECONDS)) {
             throw new IllegalStateException("write not done within 10 s");
         }
+    }
+
+    @Override
+    public boolean writesOnReadComplete() {
+        return true;
     }
 
     @Override
@@ -149,6 +157,12 @@ final class NettyWsLink implements WsLink {
                 closed(close.statusCode() < 0 ? 1005 : close.statusCode());
                 ctx.close();
             }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+            events.onReadComplete();
+            super.channelReadComplete(ctx);
         }
 
         @Override

@@ -38,6 +38,7 @@ record Report(
         Map<Integer, Long> closesByCode,
         Map<String, Double> acceptLatencyMs,
         Map<String, Double> deliverLatencyMs,
+        Map<String, Double> deliverLatencySteadyMs,
         double outboxDepthMax,
         double outboxDepthEnd,
         double outboxDrainSeconds,
@@ -82,7 +83,7 @@ record Report(
                 verdict.duplicatesSeen(), s.syncedMessages.sum(), s.resent.sum(), s.reconnects.sum(),
                 new TreeMap<>(s.closesByCode.entrySet().stream().collect(
                         java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().sum()))),
-                percentiles(s.acceptLatency), percentiles(s.deliverLatency),
+                percentiles(s.acceptLatency), percentiles(s.deliverLatency), percentiles(s.deliverLatencySteady),
                 s.outboxDepthMax.get(), end.outboxDepth(), run.outboxDrainSeconds, run.serverCounters(),
                 round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0),
                 run.pgCeilingMsgsPerSecond,
@@ -160,6 +161,7 @@ record Report(
         row(b, "reconnects", reconnects + ", closes by code " + closesByCode);
         row(b, "send→accepted ms (p50/p90/p99/p99.9/max)", latency(acceptLatencyMs));
         row(b, "send→delivered ms (p50/p90/p99/p99.9/max)", latency(deliverLatencyMs));
+        row(b, "send→delivered ms, sends of the load's second half (p50/p90/p99/p99.9/max)", latency(deliverLatencySteadyMs));
         row(b, "outbox depth max / at end", (long) outboxDepthMax + " / " + (long) outboxDepthEnd
                 + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not yet empty within the --outbox-drain budget)"));
         row(b, "server counters", serverCounters.toString());

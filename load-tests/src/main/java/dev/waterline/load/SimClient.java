@@ -113,9 +113,10 @@ final class SimClient {
         ObjectNode f = LoadRun.JSON.createObjectNode();
         f.put("type", "send").put("correlationId", corr).put("chatId", chatId).put("body", body);
         long now = System.nanoTime();
-        unanswered.put(corr, new Pending(chatId, f.toString(), now));
+        String frame = f.toString();
+        unanswered.put(corr, new Pending(chatId, frame, now));
         run.sentAt.put(corr, now);
-        outbound.add(f.toString());
+        outbound.add(frame);
         return true;
     }
 
@@ -318,6 +319,9 @@ final class SimClient {
                     Long sentAt = run.sentAt.get(f.get("correlationId").asString());
                     if (sentAt != null) {
                         Stats.record(run.stats.deliverLatency, sentAt);
+                        if (sentAt >= run.secondHalfFromNanos()) {
+                            Stats.record(run.stats.deliverLatencySteady, sentAt);
+                        }
                     }
                 }
                 received(f);
@@ -332,10 +336,37 @@ final class SimClient {
         }
     }
 
+    /**
+     * Queues an ack. On a link that writes on read complete (netty), the acks of everything one
+     * socket read delivered go out together from the transport's own thread once the read is
+     * handed over ({@link Events#onReadComplete}); otherwise the writer thread is signalled.
+     * Slow acks, which come from a timer thread, always take the writer.
+     */
     private void ack(long deliveryId) {
         acks.add(deliveryId);
+        WsLink l = link;
+        if (l != null && l.writesOnReadComplete() && onTransportThread.get()) {
+            return;
+        }
         if (ackSignalled.compareAndSet(false, true)) {
             outbound.add(ACK_SIGNAL);
+        }
+    }
+
+    /** True while this thread is inside {@link Events#onText} of a link that writes on read complete. */
+    private static final ThreadLocal<Boolean> onTransportThread = ThreadLocal.withInitial(() -> false);
+
+    /** Writes the acks one socket read produced, on the transport's thread (see {@link #ack}). */
+    private void flushAcksOnReadComplete() {
+        WsLink l = link;
+        if (l == null || acks.isEmpty()) {
+            return;
+        }
+        try {
+            flushAcks();
+        }
+        catch (Exception e) {
+            // the connection is gone: the server re-delivers what was not acked, after a reconnect from history
         }
     }
 
@@ -358,7 +389,32 @@ final class SimClient {
 
         @Override
         public void onText(String frame) {
-            onFrame(LoadRun.JSON.readTree(frame), welcomed);
+            WsLink l = link;
+            boolean inLoop = l != null && l.writesOnReadComplete();
+            if (inLoop) {
+                onTransportThread.set(true);
+            }
+            try {
+                onFrame(LoadRun.JSON.readTree(frame), welcomed);
+            }
+            finally {
+                if (inLoop) {
+                    onTransportThread.set(false);
+                }
+            }
+        }
+
+        @Override
+        public void onReadComplete() {
+            if (acks.isEmpty()) {
+                return;
+            }
+            if (current == this) {
+                flushAcksOnReadComplete();
+            }
+            else if (ackSignalled.compareAndSet(false, true)) {
+                outbound.add(ACK_SIGNAL);
+            }
         }
 
         @Override

@@ -39,6 +39,8 @@ final class Stats {
     final Histogram stormRecovery = new ConcurrentHistogram(3_600_000_000L, 3);
     /** send → first live delivery to a recipient, µs. */
     final Histogram deliverLatency = new ConcurrentHistogram(3_600_000_000L, 3);
+    /** As {@link #deliverLatency}, for sends issued in the load's second half (warm-up excluded). */
+    final Histogram deliverLatencySteady = new ConcurrentHistogram(3_600_000_000L, 3);
 
     void rejected(String code) {
         rejectedByCode.computeIfAbsent(code, k -> new LongAdder()).increment();

@@ -15,6 +15,22 @@ interface WsLink {
 
         /** The server closed (its close code) or the connection broke (1006). At most once. */
         void onClose(int code);
+
+        /**
+         * The transport has handed over every frame of one read from the socket; only links that
+         * {@link #writesOnReadComplete() write on read complete} call it, on the thread that
+         * called {@link #onText}.
+         */
+        default void onReadComplete() {
+        }
+    }
+
+    /**
+     * True when {@link #send} may be called from {@link Events#onReadComplete} and queues the
+     * frame without waiting there (netty: the event loop writes it, no thread hand-off).
+     */
+    default boolean writesOnReadComplete() {
+        return false;
     }
 
     /** Which client library: netty (the default, cheap per frame) or jdk (java.net.http). */
