@@ -6,6 +6,7 @@ import java.time.Clock;
 import java.util.Date;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -31,12 +32,17 @@ import org.springframework.stereotype.Component;
  * skew allowance beyond nimbus' default of 60 s); a token without {@code sub}, or with one longer
  * than {@link #MAX_SUBJECT}, is refused.
  *
- * <p>A token that verified is remembered (by its exact text, for at most {@link #REMEMBERED_FOR},
- * {@link #REMEMBERED} of them) with its subject and expiry: a client presents the same token on
- * its WebSocket upgrade and on every history page, and a reconnect storm would otherwise parse
- * and verify the HMAC of each again (~4 % of the server's CPU in a 5,000-client storm). A
- * remembered token is still refused once its {@code exp} (plus the same 60 s skew) has passed;
- * refusals are never remembered, so a forged token costs a full verification every time.
+ * <p>A token that verified is remembered (by its exact text, for at most {@link #REMEMBERED_FOR})
+ * with its subject and expiry: a client presents the same token on its WebSocket upgrade and on
+ * every history page, and a reconnect storm would otherwise parse and verify the HMAC of each
+ * again (~4 % of the server's CPU in a 5,000-client storm). A remembered token is still refused
+ * once its {@code exp} (plus the same 60 s skew) has passed; refusals are never remembered, so a
+ * forged token costs a full verification every time. Only tokens in canonical compact form are
+ * remembered ({@link #CANONICAL}: three base64url parts, an HS256 signature's 43 characters, at
+ * most {@link #MAX_REMEMBERED_LENGTH} characters): nimbus' base64url decoder skips characters
+ * outside the alphabet, so one valid token padded with junk still verifies, and remembering each
+ * padded copy would let one token holder fill the heap. The cache is bounded by characters held
+ * ({@link #REMEMBERED_CHARS}), not by entries.
  */
 @Component
 public class Tokens {
@@ -44,8 +50,10 @@ public class Tokens {
     /** Longest user id, the same bound every endpoint applies to ids in request bodies. */
     public static final int MAX_SUBJECT = 128;
 
-    static final int REMEMBERED = 50_000;
+    static final long REMEMBERED_CHARS = 8_000_000;
+    static final int MAX_REMEMBERED_LENGTH = 1024;
     static final java.time.Duration REMEMBERED_FOR = java.time.Duration.ofMinutes(10);
+    static final Pattern CANONICAL = Pattern.compile("[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{43}");
 
     /** A verified token's subject and the last instant (epoch ms, skew included) it is good for. */
     private record Verified(String subject, long goodUntilMillis) {
@@ -54,7 +62,8 @@ public class Tokens {
     private final DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
     private final long skewMillis;
     private final Cache<String, Verified> verified = Caffeine.newBuilder()
-            .maximumSize(REMEMBERED)
+            .maximumWeight(REMEMBERED_CHARS)
+            .weigher((String text, Verified v) -> text.length() + v.subject().length())
             .expireAfterWrite(REMEMBERED_FOR)
             .build();
     private final MACSigner signer;
@@ -88,7 +97,7 @@ public class Tokens {
         String text = token.strip();
         Verified known = verified.getIfPresent(text);
         if (known != null) {
-            if (clock.millis() <= known.goodUntilMillis()) {
+            if (clock.millis() < known.goodUntilMillis()) {
                 return Optional.of(known.subject());
             }
             verified.invalidate(text);
@@ -101,12 +110,20 @@ public class Tokens {
                 return Optional.empty();
             }
             Date exp = claims.getExpirationTime();
-            verified.put(text, new Verified(sub, exp == null ? Long.MAX_VALUE : exp.getTime() + skewMillis));
+            if (text.length() <= MAX_REMEMBERED_LENGTH && CANONICAL.matcher(text).matches()) {
+                verified.put(text, new Verified(sub, exp == null ? Long.MAX_VALUE : exp.getTime() + skewMillis));
+            }
             return Optional.of(sub);
         }
         catch (ParseException | BadJOSEException | JOSEException e) {
             return Optional.empty();
         }
+    }
+
+    /** How many verified tokens are remembered now (for tests). */
+    long remembered() {
+        verified.cleanUp();
+        return verified.estimatedSize();
     }
 
     public String issue(String userId, java.time.Duration ttl) {

@@ -34,6 +34,7 @@ class HistoryRepository {
                 LIMIT ?
             ) h ON true
             WHERE m.chat_id = ? AND m.user_id = ?
+            ORDER BY h.seq
             """;
 
     /** 1: cut-off time, 2: chunk size. Deletes the oldest rows first, a chunk at a time. */

@@ -92,6 +92,23 @@ class TokensUnitTests {
     }
 
     @Test
+    void onlyCanonicalTokensAreRememberedSoPaddedCopiesCannotFillTheHeap() throws Exception {
+        Tokens fresh = new Tokens(new AuthProperties(SECRET, true, Duration.ofDays(7)), Clock.systemUTC());
+        String token = signed(JWSAlgorithm.HS256, SECRET, "alice", null);
+        assertThat(fresh.verify(token)).contains("alice");
+        assertThat(fresh.remembered()).isEqualTo(1);
+
+        for (int i = 1; i <= 50; i++) {
+            // characters outside base64url, which a lenient decoder may skip
+            fresh.verify(token + "!".repeat(i));
+            fresh.verify(token.replaceFirst("\\.", "." + "~".repeat(i)));
+        }
+
+        assertThat(fresh.remembered()).isEqualTo(1);
+        assertThat(fresh.verify(token)).contains("alice");
+    }
+
+    @Test
     void aShortSecretIsRejectedAtStartup() {
         assertThatThrownBy(() -> new Tokens(new AuthProperties("short", false, Duration.ofDays(1)), Clock.fixed(Instant.EPOCH, ZoneOffset.UTC)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least 32 bytes");

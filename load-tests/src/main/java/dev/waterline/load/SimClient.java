@@ -162,7 +162,7 @@ final class SimClient {
                 }
                 if (frame == ACK_SIGNAL) {
                     ackSignalled.set(false);
-                    flushAcks();
+                    flushAcks(link);
                 }
                 else if (frame != null) {
                     write(frame);
@@ -198,28 +198,40 @@ final class SimClient {
     }
 
     private void write(String frame) throws Exception {
-        link.send(frame);
+        write(link, frame);
+    }
+
+    private void write(WsLink to, String frame) throws Exception {
+        to.send(frame);
         lastWriteNanos = System.nanoTime();
     }
 
-    private void flushAcks() throws Exception {
+    private void flushAcks(WsLink to) throws Exception {
         while (!acks.isEmpty()) {
-            flushAckChunk();
+            flushAckChunk(to);
         }
     }
 
-    private void flushAckChunk() throws Exception {
+    /** Sends up to 5,000 queued acks in one frame; on a failed write they go back to the queue. */
+    private void flushAckChunk(WsLink to) throws Exception {
         StringBuilder b = new StringBuilder("{\"type\":\"ack\",\"ids\":[");
-        int n = 0;
+        List<Long> taken = new ArrayList<>();
         Long id;
-        while (n < 5000 && (id = acks.poll()) != null) {
-            if (n++ > 0) {
+        while (taken.size() < 5000 && (id = acks.poll()) != null) {
+            if (!taken.isEmpty()) {
                 b.append(',');
             }
             b.append(id);
+            taken.add(id);
         }
-        write(b.append("]}").toString());
-        run.stats.acksSent.add(n);
+        try {
+            write(to, b.append("]}").toString());
+        }
+        catch (Exception e) {
+            acks.addAll(taken);
+            throw e;
+        }
+        run.stats.acksSent.add(taken.size());
     }
 
     private void connectAndResync() {
@@ -237,6 +249,7 @@ final class SimClient {
             }
             try {
                 link = run.connector.connect(URI.create(run.wsUrl), token, events).get(15, TimeUnit.SECONDS);
+                events.own = link;
                 welcomed.get(15, TimeUnit.SECONDS);
             }
             finally {
@@ -344,29 +357,36 @@ final class SimClient {
      */
     private void ack(long deliveryId) {
         acks.add(deliveryId);
-        WsLink l = link;
-        if (l != null && l.writesOnReadComplete() && onTransportThread.get()) {
+        if (onTransportThread.get()) {
             return;
         }
-        if (ackSignalled.compareAndSet(false, true)) {
-            outbound.add(ACK_SIGNAL);
+        signalWriter();
+    }
+
+    /**
+     * True while this thread is inside {@link Events#onText} of a connection whose link is known
+     * and writes on read complete: that connection's {@link Events#onReadComplete} follows on this
+     * thread and sends the acks.
+     */
+    private static final ThreadLocal<Boolean> onTransportThread = ThreadLocal.withInitial(() -> false);
+
+    /**
+     * Writes the queued acks on {@code own}, the connection whose read produced them, from its
+     * transport thread (see {@link #ack}). When that write fails the acks are back in the queue
+     * and the writer is signalled to send them on whatever connection comes next.
+     */
+    private void flushAcksOnReadComplete(WsLink own) {
+        try {
+            flushAcks(own);
+        }
+        catch (Exception e) {
+            signalWriter();
         }
     }
 
-    /** True while this thread is inside {@link Events#onText} of a link that writes on read complete. */
-    private static final ThreadLocal<Boolean> onTransportThread = ThreadLocal.withInitial(() -> false);
-
-    /** Writes the acks one socket read produced, on the transport's thread (see {@link #ack}). */
-    private void flushAcksOnReadComplete() {
-        WsLink l = link;
-        if (l == null || acks.isEmpty()) {
-            return;
-        }
-        try {
-            flushAcks();
-        }
-        catch (Exception e) {
-            // the connection is gone: the server re-delivers what was not acked, after a reconnect from history
+    private void signalWriter() {
+        if (ackSignalled.compareAndSet(false, true)) {
+            outbound.add(ACK_SIGNAL);
         }
     }
 
@@ -382,6 +402,8 @@ final class SimClient {
     /** Frames and the close of one connection; a superseded connection's close changes nothing. */
     private final class Events implements WsLink.Events {
         private final CompletableFuture<Void> welcomed;
+        /** This connection's link, once the upgrade has returned it; null before. */
+        volatile WsLink own;
 
         Events(CompletableFuture<Void> welcomed) {
             this.welcomed = welcomed;
@@ -389,8 +411,8 @@ final class SimClient {
 
         @Override
         public void onText(String frame) {
-            WsLink l = link;
-            boolean inLoop = l != null && l.writesOnReadComplete();
+            WsLink l = own;
+            boolean inLoop = l != null && l.writesOnReadComplete() && current == this;
             if (inLoop) {
                 onTransportThread.set(true);
             }
@@ -409,11 +431,12 @@ final class SimClient {
             if (acks.isEmpty()) {
                 return;
             }
-            if (current == this) {
-                flushAcksOnReadComplete();
+            WsLink l = own;
+            if (l != null && current == this) {
+                flushAcksOnReadComplete(l);
             }
-            else if (ackSignalled.compareAndSet(false, true)) {
-                outbound.add(ACK_SIGNAL);
+            else {
+                signalWriter();
             }
         }
 
