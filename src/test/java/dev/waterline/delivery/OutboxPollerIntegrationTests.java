@@ -81,12 +81,9 @@ class OutboxPollerIntegrationTests {
 
     @Test
     void anUnackedDeliveryIsDeliveredAgainAfterItsLeaseWithTheSameDeliveryId() {
-        String alice = api.token("poll-lease-alice");
-        String bob = api.token("poll-lease-bob");
-        String chat = api.createChat(alice, "poll-lease-bob");
-        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
-            a.next("welcome");
-            b.next("welcome");
+        Api.Pair pair = api.pair("poll-lease");
+        String alice = pair.alice(), bob = pair.bob(), chat = pair.chat();
+        try (WsClient a = WsClient.connectWelcomed(port, alice); WsClient b = WsClient.connectWelcomed(port, bob)) {
             a.sendMessage("lease-1", chat, "ack me, please");
             String messageId = a.answer("lease-1").get("messageId").asString();
             JsonNode first = b.next(f -> messageId.equals(f.path("messageId").asString()), Duration.ofSeconds(15));
@@ -100,12 +97,9 @@ class OutboxPollerIntegrationTests {
 
     @Test
     void anAckedDeliveryIsNeverDeliveredAgainAndItsRowIsRetired() {
-        String alice = api.token("poll-acked-alice");
-        String bob = api.token("poll-acked-bob");
-        String chat = api.createChat(alice, "poll-acked-bob");
-        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
-            a.next("welcome");
-            b.next("welcome");
+        Api.Pair pair = api.pair("poll-acked");
+        String alice = pair.alice(), bob = pair.bob(), chat = pair.chat();
+        try (WsClient a = WsClient.connectWelcomed(port, alice); WsClient b = WsClient.connectWelcomed(port, bob)) {
             a.sendMessage("acked-1", chat, "acked at once");
             String messageId = a.answer("acked-1").get("messageId").asString();
             JsonNode m = b.next(f -> messageId.equals(f.path("messageId").asString()), Duration.ofSeconds(15));

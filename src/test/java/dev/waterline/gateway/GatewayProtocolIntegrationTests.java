@@ -502,12 +502,9 @@ class GatewayProtocolIntegrationTests {
 
     @Test
     void aReadReceiptReachesTheOtherMemberAndIsStored() {
-        String alice = api.token("receipt-alice");
-        String bob = api.token("receipt-bob");
-        String chat = api.createChat(alice, "receipt-bob");
-        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
-            a.next("welcome");
-            b.next("welcome");
+        Api.Pair pair = api.pair("receipt");
+        String alice = pair.alice(), bob = pair.bob(), chat = pair.chat();
+        try (WsClient a = WsClient.connectWelcomed(port, alice); WsClient b = WsClient.connectWelcomed(port, bob)) {
             sendAccepted(a, chat, "receipt-1", "receipt-2");
 
             a.send(Map.of("type", "read", "chatId", chat, "seq", 2));

@@ -49,6 +49,17 @@ public final class Api {
         return r.body().get("chatId").asString();
     }
 
+    /** Tokens of {@code <prefix>-alice} and {@code <prefix>-bob} and the chat alice created with bob. */
+    public record Pair(String alice, String bob, String chat) {
+    }
+
+    /** The most common test set-up: two users and their one-to-one chat. */
+    public Pair pair(String prefix) {
+        String alice = token(prefix + "-alice");
+        String bob = token(prefix + "-bob");
+        return new Pair(alice, bob, createChat(alice, prefix + "-bob"));
+    }
+
     /** Every message of a chat after {@code since}, paging until hasMore is false. */
     public List<JsonNode> history(String token, String chatId, String since, int limit) {
         List<JsonNode> all = new ArrayList<>();

@@ -50,6 +50,19 @@ public final class WsClient implements AutoCloseable {
         return new WsClient(URI.create("ws://127.0.0.1:" + port + "/ws"), token);
     }
 
+    /** Connects and takes the {@code welcome} frame, which always comes first. */
+    public static WsClient connectWelcomed(int port, String token) {
+        WsClient c = connect(port, token);
+        try {
+            c.next("welcome");
+            return c;
+        }
+        catch (RuntimeException | Error e) {
+            c.close();
+            throw e;
+        }
+    }
+
     /** Connects with the token as the {@code access_token} query parameter, as browsers do. */
     public static WsClient connectWithQueryToken(int port, String token) {
         return new WsClient(URI.create("ws://127.0.0.1:" + port + "/ws?access_token=" + token), null);

@@ -244,12 +244,9 @@ class ReclaimIntegrationTests {
 
     @Test
     void anAckFrameWithMoreIdsThanOneScriptCallTakesIsRecordedAllTheSame() {
-        String alice = api.token("rc-bigack-alice");
-        String bob = api.token("rc-bigack-bob");
-        String chat = api.createChat(alice, "rc-bigack-bob");
-        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
-            a.next("welcome");
-            b.next("welcome");
+        Api.Pair pair = api.pair("rc-bigack");
+        String alice = pair.alice(), bob = pair.bob(), chat = pair.chat();
+        try (WsClient a = WsClient.connectWelcomed(port, alice); WsClient b = WsClient.connectWelcomed(port, bob)) {
             long first = deliveryOf(a, b, chat, "rc-bigack-1");
             long second = deliveryOf(a, b, chat, "rc-bigack-2");
             long[] ids = new long[5000];   // above the 4096 ids of one batched call: recorded by the gateway's thread

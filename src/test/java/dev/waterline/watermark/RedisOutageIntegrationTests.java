@@ -59,12 +59,9 @@ class RedisOutageIntegrationTests {
     @Test
     void duringARedisOutageSendsAreAcceptedAndDeliveredGcPausesAndAllResumesAfterwards() {
         Api api = new Api(port);
-        String alice = api.token("rout-alice");
-        String bobToken = api.token("rout-bob");
-        String chat = api.createChat(alice, "rout-bob");
-        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bobToken)) {
-            a.next("welcome");
-            b.next("welcome");
+        Api.Pair pair = api.pair("rout");
+        String alice = pair.alice(), bobToken = pair.bob(), chat = pair.chat();
+        try (WsClient a = WsClient.connectWelcomed(port, alice); WsClient b = WsClient.connectWelcomed(port, bobToken)) {
             long before = deliver(a, b, chat, "before").get("deliveryId").asLong();
             b.ack(before);
             await().atMost(Duration.ofSeconds(5))
