@@ -124,6 +124,13 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
                     .setCleanDataDirectory(clean)
                     .setPGStartupWait(Duration.ofSeconds(60))
                     .setServerConfig("max_connections", "200")
+                    // The library starts PostgreSQL for tests: with -F (fsync off) and
+                    // synchronous_commit=off, so a commit returns before its WAL is on disk and
+                    // `accepted` would be answered for a message a crash can still take.
+                    // Waterline answers only after a durable commit, so the embedded server
+                    // commits like any other (a -c after -F wins).
+                    .setServerConfig("fsync", "on")
+                    .setServerConfig("synchronous_commit", "on")
                     .start();
             if (log != null) {
                 log.info("Embedded PostgreSQL listening on 127.0.0.1:" + pg.getPort());

@@ -36,6 +36,7 @@ record Report(
         long resentAfterReconnect,
         long reconnects,
         Map<Integer, Long> closesByCode,
+        Map<String, Long> connectFailures,
         Map<String, Double> acceptLatencyMs,
         Map<String, Double> deliverLatencyMs,
         Map<String, Double> deliverLatencySteadyMs,
@@ -83,6 +84,7 @@ record Report(
                 verdict.duplicatesSeen(), s.syncedMessages.sum(), s.resent.sum(), s.reconnects.sum(),
                 new TreeMap<>(s.closesByCode.entrySet().stream().collect(
                         java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().sum()))),
+                sums(s.connectFailures),
                 percentiles(s.acceptLatency), percentiles(s.deliverLatency), percentiles(s.deliverLatencySteady),
                 s.outboxDepthMax.get(), end.outboxDepth(), run.outboxDrainSeconds, run.serverCounters(),
                 round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0),
@@ -159,6 +161,7 @@ record Report(
         row(b, "messages read by resync", Long.toString(syncedMessages));
         row(b, "sends re-sent after reconnect", Long.toString(resentAfterReconnect));
         row(b, "reconnects", reconnects + ", closes by code " + closesByCode);
+        row(b, "failed connect attempts by phase (each retried after 0.5 s)", connectFailures.toString());
         row(b, "send→accepted ms (p50/p90/p99/p99.9/max)", latency(acceptLatencyMs));
         row(b, "send→delivered ms (p50/p90/p99/p99.9/max)", latency(deliverLatencyMs));
         row(b, "send→delivered ms, sends of the load's second half (p50/p90/p99/p99.9/max)", latency(deliverLatencySteadyMs));

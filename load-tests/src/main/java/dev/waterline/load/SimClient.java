@@ -236,6 +236,7 @@ final class SimClient {
 
     private void connectAndResync() {
         boolean first = !everConnected;
+        String phase = "upgrade";
         try {
             CompletableFuture<Void> welcomed = new CompletableFuture<>();
             reading = behaviour != Behaviour.STOP_READING || !run.stopReadingNow();
@@ -250,6 +251,7 @@ final class SimClient {
             try {
                 link = run.connector.connect(URI.create(run.wsUrl), token, events).get(15, TimeUnit.SECONDS);
                 events.own = link;
+                phase = "welcome";
                 welcomed.get(15, TimeUnit.SECONDS);
             }
             finally {
@@ -264,6 +266,7 @@ final class SimClient {
             if (!first) {
                 run.stats.reconnects.increment();
             }
+            phase = "resync";
             resync();
             connected = true;
             long from = stormFrom;
@@ -278,6 +281,9 @@ final class SimClient {
             }
         }
         catch (Exception e) {
+            if (run.active()) {
+                run.stats.connectFailed(phase, e);
+            }
             connected = false;
             pause(500);
         }

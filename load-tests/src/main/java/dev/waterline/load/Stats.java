@@ -26,6 +26,8 @@ final class Stats {
     final Map<String, LongAdder> rejectedByCode = new ConcurrentHashMap<>();
     final Map<String, LongAdder> errorsByCode = new ConcurrentHashMap<>();
     final Map<Integer, LongAdder> closesByCode = new ConcurrentHashMap<>();
+    /** Failed (re)connect attempts by phase and cause, e.g. "welcome: TimeoutException". */
+    final Map<String, LongAdder> connectFailures = new ConcurrentHashMap<>();
     final AtomicLong outboxDepthMax = new AtomicLong();
     final AtomicLong heapMax = new AtomicLong();
     final AtomicLong rssMax = new AtomicLong();
@@ -48,6 +50,11 @@ final class Stats {
 
     void error(String code) {
         errorsByCode.computeIfAbsent(code, k -> new LongAdder()).increment();
+    }
+
+    void connectFailed(String phase, Throwable cause) {
+        Throwable c = cause instanceof java.util.concurrent.ExecutionException && cause.getCause() != null ? cause.getCause() : cause;
+        connectFailures.computeIfAbsent(phase + ": " + c.getClass().getSimpleName(), k -> new LongAdder()).increment();
     }
 
     void closed(int code) {
