@@ -44,6 +44,12 @@ class LoadGeneratorSmokeIntegrationTests {
         assertThat(report.acceptLatencyMs().get("count")).isEqualTo((double) report.accepted());
         assertThat(Files.readString(out.resolve("report.json"))).contains("\"lost\" : 0");
         assertThat(Files.readString(out.resolve("report.md"))).contains("**0 lost**");
+        assertThat(report.generatorWriteLagMs().get("count")).as("every send's first write is timed")
+                .isGreaterThanOrEqualTo((double) report.accepted());
+        List<String> timeline = Files.readAllLines(out.resolve("timeline.csv"));
+        assertThat(timeline.getFirst()).startsWith("at,second,deliveries,");
+        assertThat(timeline.stream().skip(1).mapToLong(l -> Long.parseLong(l.split(",")[2])).sum())
+                .as("live deliveries placed in the timeline").isPositive();
     }
 
     @Test

@@ -167,6 +167,9 @@ final class LoadRun {
             }
             Report report = Report.of(this, verdict, end, started, Instant.now());
             report.write(cfg.out());
+            if (stats.timeline != null) {
+                stats.timeline.write(cfg.out());
+            }
             return report;
         }
         finally {
@@ -308,6 +311,7 @@ final class LoadRun {
         long ramp = Math.max(1, cfg.rampUp().toNanos());
         stopReadingAtNanos = start + cfg.duration().toNanos() / 3;
         secondHalfFromNanos = start + cfg.duration().toNanos() / 2;
+        stats.timeline = new Timeline(start, (int) cfg.duration().toSeconds() + 1);
         boolean stoppedReaders = false;
         long stormAt = cfg.stormAt() == null ? Long.MAX_VALUE : start + cfg.stormAt().toNanos();
         Random random = new Random(7);

@@ -61,6 +61,19 @@ final class NettyWsLink implements WsLink {
     }
 
     @Override
+    public boolean trySendNow(String frame, Runnable written) {
+        if (!channel.isActive() || !channel.isWritable()) {
+            return false;
+        }
+        channel.writeAndFlush(new TextWebSocketFrame(frame)).addListener(f -> {
+            if (f.isSuccess()) {
+                written.run();
+            }
+        });
+        return true;
+    }
+
+    @Override
     public boolean writesOnReadComplete() {
         return true;
     }

@@ -40,6 +40,8 @@ record Report(
         Map<String, Double> acceptLatencyMs,
         Map<String, Double> deliverLatencyMs,
         Map<String, Double> deliverLatencySteadyMs,
+        Map<String, Double> generatorWriteLagMs,
+        List<Timeline.Second> worstSeconds,
         double outboxDepthMax,
         double outboxDepthEnd,
         double outboxDrainSeconds,
@@ -86,6 +88,7 @@ record Report(
                         java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().sum()))),
                 sums(s.connectFailures),
                 percentiles(s.acceptLatency), percentiles(s.deliverLatency), percentiles(s.deliverLatencySteady),
+                percentiles(s.writeLag), s.timeline == null ? List.of() : s.timeline.worst(5),
                 s.outboxDepthMax.get(), end.outboxDepth(), run.outboxDrainSeconds, run.serverCounters(),
                 round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0),
                 run.pgCeilingMsgsPerSecond,
@@ -165,6 +168,11 @@ record Report(
         row(b, "send→accepted ms (p50/p90/p99/p99.9/max)", latency(acceptLatencyMs));
         row(b, "send→delivered ms (p50/p90/p99/p99.9/max)", latency(deliverLatencyMs));
         row(b, "send→delivered ms, sends of the load's second half (p50/p90/p99/p99.9/max)", latency(deliverLatencySteadyMs));
+        row(b, "generator's own lag, send due→written (p50/p90/p99/p99.9/max; included in the latencies above)",
+                latency(generatorWriteLagMs));
+        row(b, "worst seconds by send→delivered p99 (second of the load: p99 / max ms, generator lag max ms; all in timeline.csv)",
+                worstSeconds.stream().map(w -> w.second() + "s: " + w.p99Ms() + " / " + w.maxMs() + ", " + w.writeLagMaxMs())
+                        .collect(java.util.stream.Collectors.joining("; ")));
         row(b, "outbox depth max / at end", (long) outboxDepthMax + " / " + (long) outboxDepthEnd
                 + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not yet empty within the --outbox-drain budget)"));
         row(b, "server counters", serverCounters.toString());

@@ -25,8 +25,10 @@ import tools.jackson.databind.node.ObjectNode;
  * messageId. Sends that were written but never answered are sent again, with the same
  * correlationId, after a reconnect.
  *
- * <p>One virtual thread per client owns the socket's output (sends, acks, pings); the
- * transport's threads ({@link WsLink}) only record what arrives and queue acks.
+ * <p>One virtual thread per client owns the connection (connect, resync, resends, pings, and
+ * every write of the jdk transport); a transport that can queue a frame without waiting (netty)
+ * takes new sends straight from the offering thread and acks from its event loop, so that the
+ * writer is not woken per frame.
  */
 final class SimClient {
 
@@ -63,6 +65,8 @@ final class SimClient {
     private final LoadRun run;
     private final String token;
     private final LinkedBlockingQueue<String> outbound = new LinkedBlockingQueue<>();
+    /** When each send frame still waiting for its first write was offered (frames are unique). */
+    private final Map<String, Long> offeredAt = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Long> acks = new ConcurrentLinkedQueue<>();
     /** Queued (once) behind pending sends when acks are waiting, so the writer sleeps until there is work. */
     private static final String ACK_SIGNAL = new String("ack");
@@ -116,8 +120,28 @@ final class SimClient {
         String frame = f.toString();
         unanswered.put(corr, new Pending(chatId, frame, now));
         run.sentAt.put(corr, now);
+        // Straight to the transport when it can take the frame without waiting (netty): no
+        // wake-up of this client's writer per send. Otherwise, or with resends still queued
+        // before it, the writer sends it. A frame lost with a dying connection stays unanswered
+        // and is sent again after the reconnect, as any other.
+        WsLink l = link;
+        if (l != null && outbound.isEmpty() && l.trySendNow(frame, () -> written(now))) {
+            lastWriteNanos = now;
+            run.stats.sent.increment();
+            return true;
+        }
+        offeredAt.put(frame, now);
         outbound.add(frame);
         return true;
+    }
+
+    /** A send's first write is on the socket: the generator's own lag since it was due. */
+    private void written(long offeredNanos) {
+        Stats.record(run.stats.writeLag, offeredNanos);
+        Timeline t = run.stats.timeline;
+        if (t != null) {
+            t.written(offeredNanos);
+        }
     }
 
     int unansweredCount() {
@@ -167,6 +191,10 @@ final class SimClient {
                 else if (frame != null) {
                     write(frame);
                     run.stats.sent.increment();
+                    Long offered = offeredAt.remove(frame);
+                    if (offered != null) {
+                        written(offered);
+                    }
                 }
                 else if (System.nanoTime() - lastWriteNanos > TimeUnit.SECONDS.toNanos(10)) {
                     write("{\"type\":\"ping\"}");
@@ -338,6 +366,10 @@ final class SimClient {
                     Long sentAt = run.sentAt.get(f.get("correlationId").asString());
                     if (sentAt != null) {
                         Stats.record(run.stats.deliverLatency, sentAt);
+                        Timeline t = run.stats.timeline;
+                        if (t != null) {
+                            t.delivered(sentAt);
+                        }
                         if (sentAt >= run.secondHalfFromNanos()) {
                             Stats.record(run.stats.deliverLatencySteady, sentAt);
                         }

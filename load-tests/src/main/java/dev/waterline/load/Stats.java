@@ -41,6 +41,13 @@ final class Stats {
     final Histogram stormRecovery = new ConcurrentHistogram(3_600_000_000L, 3);
     /** send → first live delivery to a recipient, µs. */
     final Histogram deliverLatency = new ConcurrentHistogram(3_600_000_000L, 3);
+    /**
+     * Offered → written to the socket by the generator, µs: the generator's own lag, which every
+     * latency above includes (a send is timed from when it was due, not from when it went out).
+     */
+    final Histogram writeLag = new ConcurrentHistogram(3_600_000_000L, 3);
+    /** Per-second view of the load, set when the load starts. */
+    volatile Timeline timeline;
     /** As {@link #deliverLatency}, for sends issued in the load's second half (warm-up excluded). */
     final Histogram deliverLatencySteady = new ConcurrentHistogram(3_600_000_000L, 3);
 

@@ -39,6 +39,16 @@ interface WsLink {
     /** Writes one text frame; returns once it is queued (jdk: written). */
     void send(String frame) throws Exception;
 
+    /**
+     * Queues one text frame from any thread without waiting, and runs {@code written} once it is
+     * on the socket; false (nothing queued) when the link cannot take it that way right now (jdk:
+     * never; netty: closed, or its outbound buffer is over the high-water mark). The caller then
+     * goes the ordinary way, through the client's writer.
+     */
+    default boolean trySendNow(String frame, Runnable written) {
+        return false;
+    }
+
     /** Stops reading from the socket: the server sees a full TCP window. */
     void pauseReading();
 
