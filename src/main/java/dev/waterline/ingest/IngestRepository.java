@@ -5,11 +5,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
@@ -21,10 +19,17 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The group-commit transaction. Everything one batch writes happens in one transaction, in
  * this order: look up already-used idempotency keys; lock the batch's chat rows in id order
- * (so concurrent batches never deadlock); read their members; reserve each chat's seq range;
- * insert history; insert one outbox row per recipient; claim the idempotency keys. Nothing is
- * visible until commit, and every seq of a chat commits in seq order because the chat row stays
- * locked until then (I1, I6, I7).
+ * (so concurrent batches never deadlock) and read their last seq; read their members; reserve
+ * each chat's seq range; insert history; insert one outbox row per recipient; claim the
+ * idempotency keys. Nothing is visible until commit, and every seq of a chat commits in seq
+ * order because the chat row stays locked until then (I1, I6, I7).
+ *
+ * <p>The seven statements go to PostgreSQL in two round trips instead of seven (then the
+ * commit, a third): the three reads as one multi-statement execution, the four writes as
+ * another ({@link Statements}: the driver sends them as separate statements, in order, and
+ * waits once). Each round trip is
+ * a wake-up of a database backend and of the writer, and on a machine whose cores are busy each
+ * wake-up waits its turn: at moderate load the waits, not the statements, were the commit's time.
  */
 @Repository
 class IngestRepository {
@@ -46,15 +51,21 @@ class IngestRepository {
                 LIMIT 1) k
             """;
 
-    /** 1: text[] chat ids. Locks in a fixed order; also tells which chats exist. */
+    /**
+     * 1: text[] chat ids. Locks in a fixed order; tells which chats exist and their last seq,
+     * which cannot move while the lock is held.
+     */
     private static final String LOCK_CHATS = """
-            SELECT chat_id FROM chats WHERE chat_id = ANY (?::text[]) ORDER BY chat_id FOR UPDATE
+            SELECT chat_id, last_seq FROM chats WHERE chat_id = ANY (?::text[]) ORDER BY chat_id FOR UPDATE
             """;
 
     /** 1: text[] chat ids. */
     private static final String MEMBERS = """
             SELECT chat_id, user_id FROM chat_members WHERE chat_id = ANY (?::text[])
             """;
+
+    /** USED_KEYS, LOCK_CHATS and MEMBERS in one round trip, in that order. */
+    private static final String READS = USED_KEYS.strip() + ";\n" + LOCK_CHATS.strip() + ";\n" + MEMBERS.strip();
 
     /** 1: text[] chat ids, 2: bigint[] messages per chat (pairwise). Returns each chat's new last seq. */
     private static final String RESERVE_SEQS = """
@@ -107,6 +118,10 @@ class IngestRepository {
             RETURNING 1
             """;
 
+    /** RESERVE_SEQS, INSERT_HISTORY, INSERT_OUTBOX and CLAIM_KEYS in one round trip, in that order. */
+    private static final String WRITES = RESERVE_SEQS.strip() + ";\n" + INSERT_HISTORY.strip() + ";\n"
+            + INSERT_OUTBOX.strip() + ";\n" + CLAIM_KEYS.strip();
+
     /** 1: cut-off, 2: chunk. */
     private static final String PURGE_KEYS = """
             DELETE FROM send_idempotency
@@ -153,29 +168,30 @@ class IngestRepository {
 
         String[] senders = sends.stream().map(SendRequest::senderId).toArray(String[]::new);
         String[] correlations = sends.stream().map(SendRequest::correlationId).toArray(String[]::new);
-        jdbc.query(USED_KEYS, rs -> {
-            if (rs.getBoolean(7)) {
-                outcomes.put(new SendRequest.Key(rs.getString(1), rs.getString(2)), new Accepted(
-                        rs.getString(5), rs.getString(3), rs.getLong(4), rs.getTimestamp(6).toInstant().toString(), true));
-            }
-        }, window.toMillis(), senders, correlations);
-
-        List<SendRequest> fresh = sends.stream().filter(s -> !outcomes.containsKey(s.key())).toList();
-        if (fresh.isEmpty()) {
-            return new Result(outcomes, List.of());
-        }
-        String[] chatIds = fresh.stream().map(SendRequest::chatId).distinct().sorted().toArray(String[]::new);
-        Set<String> existing = new HashSet<>(jdbc.queryForList(LOCK_CHATS, String.class, (Object) chatIds));
+        // The chats of every send are locked, replays' included: a replay's chat is usually a
+        // fresh send's too, and locking a chat this batch then leaves unwritten changes nothing.
+        String[] chatIds = sends.stream().map(SendRequest::chatId).distinct().sorted().toArray(String[]::new);
+        Map<String, Long> lastSeq = new HashMap<>();
         Map<String, TreeSet<String>> members = new HashMap<>();
-        jdbc.query(MEMBERS, rs -> {
-            members.computeIfAbsent(rs.getString(1), k -> new TreeSet<>()).add(rs.getString(2));
-        }, (Object) chatIds);
+        Statements.run(jdbc, READS, List.of(
+                rs -> {
+                    if (rs.getBoolean(7)) {
+                        outcomes.put(new SendRequest.Key(rs.getString(1), rs.getString(2)), new Accepted(
+                                rs.getString(5), rs.getString(3), rs.getLong(4), rs.getTimestamp(6).toInstant().toString(), true));
+                    }
+                },
+                rs -> lastSeq.put(rs.getString(1), rs.getLong(2)),
+                rs -> members.computeIfAbsent(rs.getString(1), k -> new TreeSet<>()).add(rs.getString(2))),
+                window.toMillis(), senders, correlations, chatIds, chatIds);
 
-        List<SendRequest> valid = new ArrayList<>(fresh.size());
+        List<SendRequest> valid = new ArrayList<>(sends.size());
         Map<String, Long> perChat = new LinkedHashMap<>();
-        for (SendRequest s : fresh) {
+        for (SendRequest s : sends) {
+            if (outcomes.containsKey(s.key())) {
+                continue;
+            }
             TreeSet<String> m = members.get(s.chatId());
-            if (!existing.contains(s.chatId()) || m == null || !m.contains(s.senderId())) {
+            if (!lastSeq.containsKey(s.chatId()) || m == null || !m.contains(s.senderId())) {
                 outcomes.put(s.key(), new NotFound());
             }
             else {
@@ -188,10 +204,7 @@ class IngestRepository {
         }
 
         Map<String, Long> nextSeq = new HashMap<>();
-        jdbc.query(RESERVE_SEQS, rs -> {
-            String chat = rs.getString(1);
-            nextSeq.put(chat, rs.getLong(2) - perChat.get(chat) + 1);
-        }, perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray());
+        perChat.forEach((chat, n) -> nextSeq.put(chat, lastSeq.get(chat) + 1));
 
         int n = valid.size();
         String[] hChat = new String[n], hMsg = new String[n], hSender = new String[n], hCorr = new String[n], hBody = new String[n];
@@ -225,22 +238,28 @@ class IngestRepository {
             }
         }
 
-        jdbc.update(INSERT_HISTORY, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody);
-
         List<OutboxRow> rows = new ArrayList<>(oRecipient.size());
-        if (!oRecipient.isEmpty()) {
-            jdbc.query(INSERT_OUTBOX, rs -> {
-                int i = indexOfMessage.get(rs.getString(3));
-                rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), hChat[i], hSeq[i], hMsg[i], hSender[i], hCorr[i],
-                        hBody[i], sentAtText, 0));
-            }, sentAt, firstDue.toMillis(), oRecipient.toArray(String[]::new), oChat.toArray(String[]::new),
-                    oSeq.stream().mapToLong(Long::longValue).toArray(), oMsg.toArray(String[]::new),
-                    oSender.toArray(String[]::new), oCorr.toArray(String[]::new), oBody.toArray(String[]::new));
-        }
-
-        List<Integer> claimed = jdbc.queryForList(CLAIM_KEYS, Integer.class, sentAt, hSender, hCorr, hChat, hSeq, hMsg,
-                window.toMillis());
-        if (claimed.size() != n) {
+        int[] claimed = new int[1];
+        Statements.run(jdbc, WRITES, List.of(
+                rs -> {
+                    String chat = rs.getString(1);
+                    if (rs.getLong(2) != lastSeq.get(chat) + perChat.get(chat)) {
+                        throw new IllegalStateException("seq of chat " + chat + " moved under its lock");
+                    }
+                },
+                rs -> {
+                    int i = indexOfMessage.get(rs.getString(3));
+                    rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), hChat[i], hSeq[i], hMsg[i], hSender[i],
+                            hCorr[i], hBody[i], sentAtText, 0));
+                },
+                rs -> claimed[0]++),
+                perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray(),
+                sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody,
+                sentAt, firstDue.toMillis(), oRecipient.toArray(String[]::new), oChat.toArray(String[]::new),
+                oSeq.stream().mapToLong(Long::longValue).toArray(), oMsg.toArray(String[]::new),
+                oSender.toArray(String[]::new), oCorr.toArray(String[]::new), oBody.toArray(String[]::new),
+                sentAt, hSender, hCorr, hChat, hSeq, hMsg, window.toMillis());
+        if (claimed[0] != n) {
             throw new KeyTaken();
         }
         return new Result(outcomes, rows);
