@@ -21,7 +21,7 @@ for m in $(ls src/main/resources/db/migration/V*.sql | sort -V); do
   q -d "$db" -f "$m" >/dev/null
 done
 q -d "$db" -v pairs="$pairs" -f load-tests/pgbench/setup.sql >/dev/null
-out=$(pgbench -n -h "$host" -p "$port" -U postgres -c "$writers" -j "$writers" -T "$seconds" \
+out=$(pgbench -n -M extended -h "$host" -p "$port" -U postgres -c "$writers" -j "$writers" -T "$seconds" \
   -D batch="$batch" -D writers="$writers" -D pairs="$pairs" -D payload=100 \
   -f load-tests/pgbench/group-commit.sql "$db" 2>&1) || { echo "$out" >&2; exit 1; }
 tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)

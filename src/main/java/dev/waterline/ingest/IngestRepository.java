@@ -12,6 +12,7 @@ import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.outbox.OutboxRow;
+import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -168,8 +169,9 @@ class IngestRepository {
 
         String[] senders = sends.stream().map(SendRequest::senderId).toArray(String[]::new);
         String[] correlations = sends.stream().map(SendRequest::correlationId).toArray(String[]::new);
-        // The chats of every send are locked, replays' included: a replay's chat is usually a
-        // fresh send's too, and locking a chat this batch then leaves unwritten changes nothing.
+        // The chats of every send are locked, replays' included (the lookup that finds replays
+        // is in the same round trip): a replay's chat is usually a fresh send's too, and a batch
+        // of replays alone, rare, waits for its chats' locks like any other batch.
         String[] chatIds = sends.stream().map(SendRequest::chatId).distinct().sorted().toArray(String[]::new);
         Map<String, Long> lastSeq = new HashMap<>();
         Map<String, TreeSet<String>> members = new HashMap<>();
@@ -244,7 +246,7 @@ class IngestRepository {
                 rs -> {
                     String chat = rs.getString(1);
                     if (rs.getLong(2) != lastSeq.get(chat) + perChat.get(chat)) {
-                        throw new IllegalStateException("seq of chat " + chat + " moved under its lock");
+                        throw new DataIntegrityViolationException("seq of chat " + chat + " moved under its lock");
                     }
                 },
                 rs -> {

@@ -2,6 +2,7 @@ package dev.waterline.ingest;
 
 import java.util.List;
 
+import org.springframework.dao.DataRetrievalFailureException;
 import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.PreparedStatementCallback;
@@ -27,7 +28,7 @@ final class Statements {
             while (true) {
                 if (rows) {
                     if (next == rowSets.size()) {
-                        throw new IllegalStateException("more row sets than handlers: " + sql);
+                        throw new DataRetrievalFailureException("more row sets than handlers: " + sql);
                     }
                     RowCallbackHandler handler = rowSets.get(next++);
                     try (var rs = ps.getResultSet()) {
@@ -42,7 +43,7 @@ final class Statements {
                 rows = ps.getMoreResults();
             }
             if (next != rowSets.size()) {
-                throw new IllegalStateException(next + " row sets for " + rowSets.size() + " handlers: " + sql);
+                throw new DataRetrievalFailureException(next + " row sets for " + rowSets.size() + " handlers: " + sql);
             }
             return null;
         });

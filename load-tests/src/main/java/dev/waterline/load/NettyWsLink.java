@@ -61,15 +61,11 @@ final class NettyWsLink implements WsLink {
     }
 
     @Override
-    public boolean trySendNow(String frame, Runnable written) {
+    public boolean trySendNow(String frame, java.util.function.Consumer<Boolean> done) {
         if (!channel.isActive() || !channel.isWritable()) {
             return false;
         }
-        channel.writeAndFlush(new TextWebSocketFrame(frame)).addListener(f -> {
-            if (f.isSuccess()) {
-                written.run();
-            }
-        });
+        channel.writeAndFlush(new TextWebSocketFrame(frame)).addListener(f -> done.accept(f.isSuccess()));
         return true;
     }
 

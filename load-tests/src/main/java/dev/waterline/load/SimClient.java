@@ -78,6 +78,10 @@ final class SimClient {
     private final Map<String, Pending> unanswered = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
     private volatile WsLink link;
+    /** The connection new sends may go to directly: set once welcomed and resynced, cleared on any drop. */
+    private volatile WsLink live;
+    /** Sends handed to the writer and not yet written (or failed) by it. */
+    private final java.util.concurrent.atomic.AtomicInteger queuedSends = new java.util.concurrent.atomic.AtomicInteger();
     private volatile Events current;
     private boolean everConnected;
     private volatile boolean connected;
@@ -121,18 +125,39 @@ final class SimClient {
         unanswered.put(corr, new Pending(chatId, frame, now));
         run.sentAt.put(corr, now);
         // Straight to the transport when it can take the frame without waiting (netty): no
-        // wake-up of this client's writer per send. Otherwise, or with resends still queued
-        // before it, the writer sends it. A frame lost with a dying connection stays unanswered
-        // and is sent again after the reconnect, as any other.
-        WsLink l = link;
-        if (l != null && outbound.isEmpty() && l.trySendNow(frame, () -> written(now))) {
+        // wake-up of this client's writer per send. Only on a connection that is welcomed and
+        // resynced (live), and only while the writer holds no send of this client, queued or in
+        // hand, so that sends still leave in the order they were made. Otherwise the writer
+        // sends it. A frame lost with a dying connection stays unanswered and is sent again
+        // after the reconnect, as any other (and is timed then, from when it was due).
+        WsLink l = live;
+        if (l != null && queuedSends.get() == 0 && l.trySendNow(frame, ok -> {
+            if (ok) {
+                run.stats.sent.increment();
+                written(now);
+            }
+            else {
+                offeredAt.put(frame, now);
+            }
+        })) {
             lastWriteNanos = now;
-            run.stats.sent.increment();
             return true;
         }
         offeredAt.put(frame, now);
-        outbound.add(frame);
+        enqueueSend(frame);
         return true;
+    }
+
+    /** Hands a send to the writer; counted until the writer has tried to write it. */
+    private void enqueueSend(String frame) {
+        queuedSends.incrementAndGet();
+        outbound.add(frame);
+    }
+
+    /** No sends may go straight to the transport until the next connection is resynced. */
+    private void offline() {
+        connected = false;
+        live = null;
     }
 
     /** A send's first write is on the socket: the generator's own lag since it was due. */
@@ -155,7 +180,7 @@ final class SimClient {
      */
     void drop(long atNanos) {
         stormFrom = atNanos;
-        connected = false;
+        offline();
         current = null;
         WsLink l = link;
         if (l != null) {
@@ -189,7 +214,12 @@ final class SimClient {
                     flushAcks(link);
                 }
                 else if (frame != null) {
-                    write(frame);
+                    try {
+                        write(frame);
+                    }
+                    finally {
+                        queuedSends.decrementAndGet();
+                    }
                     run.stats.sent.increment();
                     Long offered = offeredAt.remove(frame);
                     if (offered != null) {
@@ -201,7 +231,7 @@ final class SimClient {
                 }
                 if (behaviour == Behaviour.RECONNECTING && System.nanoTime() >= nextDropNanos) {
                     nextDropNanos = System.nanoTime() + run.reconnectEveryNanos();
-                    connected = false;
+                    offline();
                     current = null;
                     link.close("simulated drop");
                 }
@@ -211,13 +241,13 @@ final class SimClient {
                 return;
             }
             catch (Exception e) {
-                connected = false;
+                offline();
                 if (stormFrom == 0) {
                     pause(200);
                 }
             }
         }
-        connected = false;
+        offline();
         current = null;
         WsLink l = link;
         if (l != null) {
@@ -304,15 +334,16 @@ final class SimClient {
             }
             ackSignalled.set(false);
             for (Map.Entry<String, Pending> p : unanswered.entrySet()) {
-                outbound.add(p.getValue().frame());
+                enqueueSend(p.getValue().frame());
                 run.stats.resent.increment();
             }
+            live = link;
         }
         catch (Exception e) {
             if (run.active()) {
                 run.stats.connectFailed(phase, e);
             }
-            connected = false;
+            offline();
             pause(500);
         }
     }
@@ -482,7 +513,7 @@ final class SimClient {
         public void onClose(int code) {
             run.stats.closed(code);
             if (current == this) {
-                connected = false;
+                offline();
             }
         }
     }

@@ -20,6 +20,9 @@ import org.HdrHistogram.Histogram;
  */
 final class Timeline {
 
+    /** Latencies are tracked up to 10 minutes; longer ones count as 10 minutes. */
+    private static final long MAX_MICROS = 600_000_000L;
+
     private final long startNanos;
     private final long startEpochMillis;
     private final AtomicReferenceArray<Histogram> delivered;
@@ -41,13 +44,16 @@ final class Timeline {
     }
 
     private void record(AtomicReferenceArray<Histogram> buckets, long fromNanos) {
+        if (fromNanos < startNanos) {
+            return;
+        }
         int second = (int) ((fromNanos - startNanos) / 1_000_000_000L);
-        if (second < 0 || second >= buckets.length()) {
+        if (second >= buckets.length()) {
             return;
         }
         Histogram h = buckets.get(second);
         if (h == null) {
-            buckets.compareAndSet(second, null, new ConcurrentHistogram(60_000_000L, 2));
+            buckets.compareAndSet(second, null, new ConcurrentHistogram(MAX_MICROS, 2));
             h = buckets.get(second);
         }
         Stats.record(h, fromNanos);

@@ -40,12 +40,13 @@ interface WsLink {
     void send(String frame) throws Exception;
 
     /**
-     * Queues one text frame from any thread without waiting, and runs {@code written} once it is
-     * on the socket; false (nothing queued) when the link cannot take it that way right now (jdk:
-     * never; netty: closed, or its outbound buffer is over the high-water mark). The caller then
-     * goes the ordinary way, through the client's writer.
+     * Queues one text frame from any thread without waiting, and tells {@code done} once the
+     * write is over (true: on the socket; false: the connection failed first); returns false
+     * (nothing queued, {@code done} never told) when the link cannot take it that way right now
+     * (jdk: never; netty: closed, or its outbound buffer is over the high-water mark). The caller
+     * then goes the ordinary way, through the client's writer.
      */
-    default boolean trySendNow(String frame, Runnable written) {
+    default boolean trySendNow(String frame, java.util.function.Consumer<Boolean> done) {
         return false;
     }
 
