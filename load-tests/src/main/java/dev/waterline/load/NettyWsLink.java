@@ -4,6 +4,7 @@ import java.net.URI;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
@@ -61,7 +62,7 @@ final class NettyWsLink implements WsLink {
     }
 
     @Override
-    public boolean trySendNow(String frame, java.util.function.Consumer<Boolean> done) {
+    public boolean trySendNow(String frame, Consumer<Boolean> done) {
         if (!channel.isActive() || !channel.isWritable()) {
             return false;
         }

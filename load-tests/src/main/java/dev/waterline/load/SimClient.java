@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import tools.jackson.databind.JsonNode;
@@ -81,7 +82,7 @@ final class SimClient {
     /** The connection new sends may go to directly: set once welcomed and resynced, cleared on any drop. */
     private volatile WsLink live;
     /** Sends handed to the writer and not yet written (or failed) by it. */
-    private final java.util.concurrent.atomic.AtomicInteger queuedSends = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger queuedSends = new AtomicInteger();
     private volatile Events current;
     private boolean everConnected;
     private volatile boolean connected;
@@ -134,7 +135,7 @@ final class SimClient {
         if (l != null && queuedSends.get() == 0 && l.trySendNow(frame, ok -> {
             if (ok) {
                 run.stats.sent.increment();
-                written(now);
+                run.stats.written(now);
             }
             else {
                 offeredAt.put(frame, now);
@@ -158,15 +159,6 @@ final class SimClient {
     private void offline() {
         connected = false;
         live = null;
-    }
-
-    /** A send's first write is on the socket: the generator's own lag since it was due. */
-    private void written(long offeredNanos) {
-        Stats.record(run.stats.writeLag, offeredNanos);
-        Timeline t = run.stats.timeline;
-        if (t != null) {
-            t.written(offeredNanos);
-        }
     }
 
     int unansweredCount() {
@@ -223,7 +215,7 @@ final class SimClient {
                     run.stats.sent.increment();
                     Long offered = offeredAt.remove(frame);
                     if (offered != null) {
-                        written(offered);
+                        run.stats.written(offered);
                     }
                 }
                 else if (System.nanoTime() - lastWriteNanos > TimeUnit.SECONDS.toNanos(10)) {
@@ -396,14 +388,7 @@ final class SimClient {
                 if (!held.contains(messageId)) {
                     Long sentAt = run.sentAt.get(f.get("correlationId").asString());
                     if (sentAt != null) {
-                        Stats.record(run.stats.deliverLatency, sentAt);
-                        Timeline t = run.stats.timeline;
-                        if (t != null) {
-                            t.delivered(sentAt);
-                        }
-                        if (sentAt >= run.secondHalfFromNanos()) {
-                            Stats.record(run.stats.deliverLatencySteady, sentAt);
-                        }
+                        run.stats.delivered(sentAt, run.secondHalfFromNanos());
                     }
                 }
                 received(f);

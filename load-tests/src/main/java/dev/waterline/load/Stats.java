@@ -68,6 +68,27 @@ final class Stats {
         closesByCode.computeIfAbsent(code, k -> new LongAdder()).increment();
     }
 
+    /** A send's first live delivery: the whole run's, the second half's and the timeline's histograms. */
+    void delivered(long sentNanos, long secondHalfFromNanos) {
+        record(deliverLatency, sentNanos);
+        if (sentNanos >= secondHalfFromNanos) {
+            record(deliverLatencySteady, sentNanos);
+        }
+        Timeline t = timeline;
+        if (t != null) {
+            t.delivered(sentNanos);
+        }
+    }
+
+    /** A send's first write is on the socket: the generator's own lag since it was due. */
+    void written(long offeredNanos) {
+        record(writeLag, offeredNanos);
+        Timeline t = timeline;
+        if (t != null) {
+            t.written(offeredNanos);
+        }
+    }
+
     static void record(Histogram h, long startNanos) {
         long micros = Math.max(1, (System.nanoTime() - startNanos) / 1000);
         h.recordValue(Math.min(micros, h.getHighestTrackableValue()));

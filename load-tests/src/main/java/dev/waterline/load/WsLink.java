@@ -2,6 +2,7 @@ package dev.waterline.load;
 
 import java.net.URI;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * One simulated client's WebSocket, whichever client library carries it. Text frames only, as
@@ -46,7 +47,7 @@ interface WsLink {
      * (jdk: never; netty: closed, or its outbound buffer is over the high-water mark). The caller
      * then goes the ordinary way, through the client's writer.
      */
-    default boolean trySendNow(String frame, java.util.function.Consumer<Boolean> done) {
+    default boolean trySendNow(String frame, Consumer<Boolean> done) {
         return false;
     }
 
