@@ -26,7 +26,7 @@ public class ApiAuthentication implements HandlerInterceptor {
 
     @Override
     public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) throws Exception {
-        Optional<String> user = bearer(request.getHeader(HttpHeaders.AUTHORIZATION)).flatMap(tokens::verify);
+        Optional<Principal> user = bearer(request.getHeader(HttpHeaders.AUTHORIZATION)).flatMap(tokens::verify);
         if (user.isEmpty()) {
             response.setStatus(HttpServletResponse.SC_UNAUTHORIZED);
             response.setHeader(HttpHeaders.WWW_AUTHENTICATE, "Bearer");
@@ -34,16 +34,24 @@ public class ApiAuthentication implements HandlerInterceptor {
             response.getWriter().write("{\"error\":\"unauthorized\",\"message\":\"missing, malformed, forged or expired bearer token\"}");
             return false;
         }
-        request.setAttribute(USER, user.get());
+        request.setAttribute(USER, user.get().userId());
         return true;
     }
 
-    /** The token inside an {@code Authorization: Bearer ...} header value. */
+    /**
+     * The token inside an {@code Authorization: Bearer ...} header value (the whitespace around
+     * it is the header's, not the token's; the token itself must then be canonical).
+     */
     public static Optional<String> bearer(String header) {
         if (header == null || header.length() < 7 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
             return Optional.empty();
         }
         return Optional.of(header.substring(7).strip());
+    }
+
+    /** The authenticated user of this request, or null when it was not authenticated. */
+    public static String userIdOrNull(HttpServletRequest request) {
+        return (String) request.getAttribute(USER);
     }
 
     public static String userId(HttpServletRequest request) {

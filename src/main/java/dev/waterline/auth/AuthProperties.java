@@ -13,10 +13,21 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param devTokens whether {@code POST /api/dev/tokens} issues tokens. Default {@code false};
  *                  the embedded, zero-configuration mode turns it on.
  * @param devTokenTtl lifetime of a dev token. Default 7 days.
+ * @param allowNoExp whether a token without {@code exp} is accepted (it never expires). Default
+ *                   {@code false}: a leaked token must stop working by itself.
+ * @param issuer when set, a token's {@code iss} must equal it. Default unset (not checked).
+ * @param audience when set, a token's {@code aud} must contain it. Default unset (not checked).
+ * @param clockSkew how far past {@code exp} (or before {@code nbf}) a token is still accepted, for
+ *                  clocks that disagree a little; a WebSocket session is closed with 4001 at the
+ *                  same instant its token stops being accepted. Default 60 s.
  */
 @ConfigurationProperties("waterline.auth")
 public record AuthProperties(
         String jwtSecret,
         @DefaultValue("false") boolean devTokens,
-        @DefaultValue("7d") Duration devTokenTtl) {
+        @DefaultValue("7d") Duration devTokenTtl,
+        @DefaultValue("false") boolean allowNoExp,
+        String issuer,
+        String audience,
+        @DefaultValue("60s") Duration clockSkew) {
 }

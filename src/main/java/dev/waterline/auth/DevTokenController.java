@@ -2,6 +2,7 @@ package dev.waterline.auth;
 
 import java.util.Map;
 
+import dev.waterline.input.InputGate;
 import tools.jackson.databind.JsonNode;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -9,7 +10,10 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
-/** {@code POST /api/dev/tokens}: a token for any user, only when {@code waterline.auth.dev-tokens} is on. */
+/**
+ * {@code POST /api/dev/tokens}: a token for any user, only when {@code waterline.auth.dev-tokens}
+ * is on (the zero-configuration mode, or an operator who turned it on); {@code 404} otherwise.
+ */
 @RestController
 class DevTokenController {
 
@@ -26,9 +30,13 @@ class DevTokenController {
         if (!properties.devTokens()) {
             return ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "not_found", "message", "dev tokens are disabled"));
         }
-        JsonNode userId = body == null ? null : body.get("userId");
-        if (userId == null || !userId.isString() || userId.asString().isBlank() || userId.asString().length() > 128) {
-            return ResponseEntity.badRequest().body(Map.of("error", "invalid", "message", "userId must be a string of 1-128 characters"));
+        JsonNode userId = body == null || !body.isObject() ? null : body.get("userId");
+        String problem = userId == null || !userId.isString() ? "must be a string"
+                : InputGate.idProblem(userId.asString(), 1, Tokens.MAX_SUBJECT);
+        if (problem != null || userId.asString().isBlank()) {
+            return ResponseEntity.badRequest().body(Map.of("error", "invalid", "message",
+                    "userId " + (problem == null ? "must not be blank" : problem)
+                            + " (a string of 1-" + Tokens.MAX_SUBJECT + " characters, no control characters)"));
         }
         return ResponseEntity.ok(Map.of("token", tokens.issue(userId.asString(), properties.devTokenTtl())));
     }

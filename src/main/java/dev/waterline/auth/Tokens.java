@@ -3,7 +3,10 @@ package dev.waterline.auth;
 import java.nio.charset.StandardCharsets;
 import java.text.ParseException;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
 import java.util.Date;
+import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -22,48 +25,48 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import com.nimbusds.jwt.proc.DefaultJWTClaimsVerifier;
 import com.nimbusds.jwt.proc.DefaultJWTProcessor;
+import dev.waterline.input.InputGate;
 import org.springframework.stereotype.Component;
 
 /**
  * Verifies and issues the HS256 JWTs that identify users (the {@code sub} claim).
  *
- * <p>Only HS256 is accepted: the key selector admits no other algorithm, and nimbus refuses
- * unsecured ({@code alg: none}) tokens outright. {@code exp} is honoured when present (no clock
- * skew allowance beyond nimbus' default of 60 s); a token without {@code sub}, or with one longer
- * than {@link #MAX_SUBJECT}, is refused.
+ * <p>Only the canonical compact form is accepted ({@link #canonical}): three base64url parts and
+ * nothing else, the signature exactly the 43 characters that encode an HS256 MAC, with its unused
+ * low bits zero. nimbus' decoder skips characters outside the alphabet and ignores those bits, so
+ * without this check one valid token has many spellings that all verify (junk appended, a last
+ * character varied), and each could be cached, logged or replayed as a different token.
  *
- * <p>A token that verified is remembered (by its exact text, for at most {@link #REMEMBERED_FOR})
- * with its subject and expiry: a client presents the same token on its WebSocket upgrade and on
- * every history page, and a reconnect storm would otherwise parse and verify the HMAC of each
- * again (~4 % of the server's CPU in a 5,000-client storm). A remembered token is still refused
- * once its {@code exp} (plus the same 60 s skew) has passed; refusals are never remembered, so a
- * forged token costs a full verification every time. Only tokens in canonical compact form are
- * remembered ({@link #CANONICAL}: three base64url parts, an HS256 signature's 43 characters, at
- * most {@link #MAX_REMEMBERED_LENGTH} characters): nimbus' base64url decoder skips characters
- * outside the alphabet, so one valid token padded with junk still verifies, and remembering each
- * padded copy would let one token holder fill the heap. The cache is bounded by characters held
- * ({@link #REMEMBERED_CHARS}), not by entries.
+ * <p>Only HS256 is accepted: the key selector admits no other algorithm, and nimbus refuses
+ * unsecured ({@code alg: none}) tokens outright. {@code exp} is required unless
+ * {@code allow-no-exp}; {@code exp} and {@code nbf} are checked with {@code clock-skew};
+ * {@code iss} and {@code aud} when configured. {@code sub} must be a user id (PROTOCOL.md §1:
+ * 1-128 characters, no control characters, no U+0000, no unpaired surrogate).
+ *
+ * <p>A token that verified is remembered (by its text, for at most {@link #REMEMBERED_FOR}) with
+ * its principal: a client presents the same token on its WebSocket upgrade and on every history
+ * page, and a reconnect storm would otherwise parse and verify the HMAC of each again (~4 % of
+ * the server's CPU in a 5,000-client storm). A remembered token is still refused once it is no
+ * longer good; refusals are never remembered, so a forged token costs a full verification every
+ * time. The cache is bounded by characters held ({@link #REMEMBERED_CHARS}), not by entries.
  */
 @Component
 public class Tokens {
 
-    /** Longest user id, the same bound every endpoint applies to ids in request bodies. */
+    /** Longest user id (PROTOCOL.md §1). */
     public static final int MAX_SUBJECT = 128;
+    /** Longest token text even looked at: anything longer is refused unparsed. */
+    static final int MAX_LENGTH = 4096;
 
     static final long REMEMBERED_CHARS = 8_000_000;
-    static final int MAX_REMEMBERED_LENGTH = 1024;
-    static final java.time.Duration REMEMBERED_FOR = java.time.Duration.ofMinutes(10);
-    static final Pattern CANONICAL = Pattern.compile("[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{43}");
-
-    /** A verified token's subject and the last instant (epoch ms, skew included) it is good for. */
-    private record Verified(String subject, long goodUntilMillis) {
-    }
+    static final Duration REMEMBERED_FOR = Duration.ofMinutes(10);
+    private static final Pattern COMPACT = Pattern.compile("[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.([A-Za-z0-9_-]{43})");
 
     private final DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
     private final long skewMillis;
-    private final Cache<String, Verified> verified = Caffeine.newBuilder()
+    private final Cache<String, Principal> verified = Caffeine.newBuilder()
             .maximumWeight(REMEMBERED_CHARS)
-            .weigher((String text, Verified v) -> text.length() + v.subject().length())
+            .weigher((String text, Principal p) -> text.length() + p.userId().length())
             .expireAfterWrite(REMEMBERED_FOR)
             .build();
     private final MACSigner signer;
@@ -77,9 +80,18 @@ public class Tokens {
         }
         byte[] key = secret.getBytes(StandardCharsets.UTF_8);
         processor.setJWSKeySelector(new JWSVerificationKeySelector<>(JWSAlgorithm.HS256, new ImmutableSecret<>(key)));
-        DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(null, Set.of("sub"));
+        Set<String> required = new HashSet<>(Set.of("sub"));
+        if (!properties.allowNoExp()) {
+            required.add("exp");
+        }
+        JWTClaimsSet exact = properties.issuer() == null || properties.issuer().isBlank() ? null
+                : new JWTClaimsSet.Builder().issuer(properties.issuer()).build();
+        Set<String> audience = properties.audience() == null || properties.audience().isBlank() ? null
+                : Set.of(properties.audience());
+        DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(audience, exact, required, null);
+        claims.setMaxClockSkew((int) properties.clockSkew().toSeconds());
         processor.setJWTClaimsSetVerifier(claims);
-        this.skewMillis = claims.getMaxClockSkew() * 1000L;
+        this.skewMillis = properties.clockSkew().toMillis();
         try {
             this.signer = new MACSigner(key);
         }
@@ -89,33 +101,51 @@ public class Tokens {
         this.clock = clock;
     }
 
-    /** The user a token names, or empty when the token is malformed, forged, of another algorithm or expired. */
-    public Optional<String> verify(String token) {
-        if (token == null || token.isBlank()) {
+    /**
+     * Whether {@code token} is in canonical compact form: three base64url parts, nothing around or
+     * between them, and a signature whose 43 characters are exactly the encoding of its 32 bytes.
+     */
+    static boolean canonical(String token) {
+        if (token.length() > MAX_LENGTH) {
+            return false;
+        }
+        var m = COMPACT.matcher(token);
+        if (!m.matches()) {
+            return false;
+        }
+        String signature = m.group(1);
+        byte[] mac = Base64.getUrlDecoder().decode(signature);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(mac).equals(signature);
+    }
+
+    /**
+     * Who {@code token} speaks for, or empty when the token is not canonical, malformed, forged,
+     * of another algorithm, expired, missing a required claim, or names no acceptable user id.
+     */
+    public Optional<Principal> verify(String token) {
+        if (token == null || !canonical(token)) {
             return Optional.empty();
         }
-        String text = token.strip();
-        Verified known = verified.getIfPresent(text);
+        Principal known = verified.getIfPresent(token);
         if (known != null) {
             if (clock.millis() < known.goodUntilMillis()) {
-                return Optional.of(known.subject());
+                return Optional.of(known);
             }
-            verified.invalidate(text);
+            verified.invalidate(token);
             return Optional.empty();
         }
         try {
-            JWTClaimsSet claims = processor.process(text, null);
+            JWTClaimsSet claims = processor.process(token, null);
             String sub = claims.getSubject();
-            if (sub == null || sub.isBlank() || sub.length() > MAX_SUBJECT) {
+            if (sub == null || sub.isBlank() || InputGate.idProblem(sub, 1, MAX_SUBJECT) != null) {
                 return Optional.empty();
             }
             Date exp = claims.getExpirationTime();
-            if (text.length() <= MAX_REMEMBERED_LENGTH && CANONICAL.matcher(text).matches()) {
-                verified.put(text, new Verified(sub, exp == null ? Long.MAX_VALUE : exp.getTime() + skewMillis));
-            }
-            return Optional.of(sub);
+            Principal p = new Principal(sub, exp == null ? Long.MAX_VALUE : exp.getTime() + skewMillis);
+            verified.put(token, p);
+            return Optional.of(p);
         }
-        catch (ParseException | BadJOSEException | JOSEException e) {
+        catch (ParseException | BadJOSEException | JOSEException | IllegalArgumentException e) {
             return Optional.empty();
         }
     }
@@ -126,7 +156,7 @@ public class Tokens {
         return verified.estimatedSize();
     }
 
-    public String issue(String userId, java.time.Duration ttl) {
+    public String issue(String userId, Duration ttl) {
         var now = clock.instant();
         JWTClaimsSet claims = new JWTClaimsSet.Builder()
                 .subject(userId)

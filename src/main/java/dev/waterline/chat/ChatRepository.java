@@ -36,13 +36,45 @@ public class ChatRepository {
               AND EXISTS (SELECT 1 FROM chat_members me WHERE me.chat_id = c.chat_id AND me.user_id = ?)
             """;
 
+    /**
+     * One page of a user's chats, in chat id order (ids are ULIDs: creation order), after a
+     * cursor. The page stops early once the member ids of the chats before a chat pass a byte
+     * budget, so that a page of large chats stays small; the members are aggregated only for the
+     * chats that make the page. {@code total} tells how many chats the limit admitted, so the
+     * caller knows whether the budget cut the page. 1: user id, 2: cursor (exclusive; '' for the
+     * first page), 3: chats wanted (one more than the page, to know whether more follow), 4: byte
+     * budget. Reads chat_members_by_user (user_id, chat_id) as one range.
+     */
     private static final String CHATS_OF_USER = """
-            SELECT c.chat_id, c.title, c.last_seq,
+            WITH page AS (
+                SELECT me.chat_id,
+                       (SELECT sum(octet_length(m.user_id) + 3) FROM chat_members m WHERE m.chat_id = me.chat_id) AS bytes
+                FROM chat_members me
+                WHERE me.user_id = ? AND me.chat_id > ?
+                ORDER BY me.chat_id
+                LIMIT ?),
+            budget AS (
+                SELECT chat_id, sum(bytes) OVER (ORDER BY chat_id) - bytes AS before, count(*) OVER () AS total
+                FROM page)
+            SELECT c.chat_id, c.title, c.last_seq, b.total,
                    (SELECT array_agg(m.user_id ORDER BY m.user_id COLLATE "C") FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
-            FROM chat_members me
-            JOIN chats c ON c.chat_id = me.chat_id
-            WHERE me.user_id = ?
-            ORDER BY c.created_at, c.chat_id
+            FROM budget b
+            JOIN chats c ON c.chat_id = b.chat_id
+            WHERE b.before < ?
+            ORDER BY c.chat_id
+            """;
+
+    /**
+     * Raises the chat count of each user joining a chat, refusing any at the quota: a user at
+     * the quota returns no row, and the caller rolls back. Rows are upserted in user id order,
+     * so concurrent creations take the count rows' locks in one order and never deadlock.
+     * 1: text[] user ids (distinct), 2: the quota.
+     */
+    private static final String COUNT_JOINS = """
+            INSERT INTO user_chat_counts AS u (user_id, chats)
+            SELECT j.user_id, 1 FROM unnest(?::text[]) AS j(user_id) ORDER BY j.user_id
+            ON CONFLICT (user_id) DO UPDATE SET chats = u.chats + 1 WHERE u.chats < ?
+            RETURNING u.user_id
             """;
 
     private static final String IS_MEMBER = """
@@ -71,10 +103,19 @@ public class ChatRepository {
         this.jdbc = jdbc;
     }
 
+    /** Creates a chat with these (distinct) members; throws {@link OverQuota} if one of them is at the quota. */
     @Transactional
-    void create(String chatId, String title, List<String> members) {
+    void create(String chatId, String title, List<String> members, int maxChatsPerUser) {
+        countJoins(members, maxChatsPerUser);
         jdbc.update(INSERT_CHAT, chatId, title);
         jdbc.update(INSERT_MEMBERS, chatId, members.toArray(String[]::new));
+    }
+
+    private void countJoins(List<String> users, int maxChatsPerUser) {
+        List<String> counted = jdbc.queryForList(COUNT_JOINS, String.class, users.toArray(String[]::new), maxChatsPerUser);
+        if (counted.size() != users.size()) {
+            throw new OverQuota();
+        }
     }
 
     /** The chat if it exists and {@code userId} is a member; empty otherwise (the two are one case). */
@@ -82,8 +123,19 @@ public class ChatRepository {
         return jdbc.query(CHAT_FOR_MEMBER, CHAT, chatId, userId).stream().findFirst();
     }
 
-    List<Chat> chatsOf(String userId) {
-        return jdbc.query(CHATS_OF_USER, CHAT, userId);
+    /** A page of a user's chats: the chats, and whether more follow it. */
+    record Page(List<Chat> chats, boolean more) {
+    }
+
+    Page chatsOf(String userId, String after, int limit, long byteBudget) {
+        List<Chat> rows = new java.util.ArrayList<>();
+        long[] total = {0};
+        jdbc.query(CHATS_OF_USER, rs -> {
+            total[0] = rs.getLong("total");
+            rows.add(CHAT.mapRow(rs, rows.size()));
+        }, userId, after == null ? "" : after, limit + 1, byteBudget);
+        List<Chat> page = rows.size() > limit ? rows.subList(0, limit) : rows;
+        return new Page(List.copyOf(page), total[0] > page.size());
     }
 
     public boolean isMember(String chatId, String userId) {
@@ -92,10 +144,11 @@ public class ChatRepository {
 
     /**
      * Adds a member under the chat row's lock. Returns false when the chat is absent or the
-     * caller is no member; throws {@link TooManyMembers} past the cap.
+     * caller is no member; throws {@link TooManyMembers} past the cap, {@link OverQuota} when the
+     * new member is at the membership quota.
      */
     @Transactional
-    boolean addMember(String chatId, String caller, String userId, int maxMembers) {
+    boolean addMember(String chatId, String caller, String userId, int maxMembers, int maxChatsPerUser) {
         if (jdbc.queryForList(LOCK_CHAT, String.class, chatId).isEmpty() || !isMember(chatId, caller)) {
             return false;
         }
@@ -104,6 +157,7 @@ public class ChatRepository {
             if (count != null && count >= maxMembers) {
                 throw new TooManyMembers();
             }
+            countJoins(List.of(userId), maxChatsPerUser);
             jdbc.update(INSERT_MEMBERS, chatId, new String[] {userId});
         }
         return true;
@@ -124,6 +178,13 @@ public class ChatRepository {
 
     static final class TooManyMembers extends RuntimeException {
         TooManyMembers() {
+            super(null, null, false, false);
+        }
+    }
+
+    /** A user would belong to more chats than {@code max-chats-per-user}. */
+    static final class OverQuota extends RuntimeException {
+        OverQuota() {
             super(null, null, false, false);
         }
     }

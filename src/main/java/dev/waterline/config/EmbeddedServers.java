@@ -16,6 +16,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -23,24 +24,34 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.commons.logging.Log;
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyState;
 import org.springframework.boot.logging.DeferredLogFactory;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import redis.embedded.RedisServer;
 
 /**
- * The zero-configuration mode. When no {@code spring.datasource.url} is configured it starts an
- * embedded PostgreSQL, and when no {@code spring.data.redis.host}/{@code url} is configured an
- * embedded Redis, both keeping their data under {@code waterline.embedded.data-dir} (default
- * {@code ./data}) so that it survives a restart. When both are embedded (the zero-configuration
- * mode) dev tokens default to on and, unless one is configured, a JWT secret is generated once and
- * kept beside the data.
+ * The zero-configuration mode. When no PostgreSQL is named in any form the configuration knows
+ * ({@link #POSTGRES_NAMES}: {@code spring.datasource.url}, {@code spring.datasource.hikari.jdbc-url},
+ * a JNDI name, a data source class or properties, Flyway's own URL; from any property source,
+ * environment variables in their relaxed form included) it starts an embedded PostgreSQL, and
+ * when no Redis is named ({@link #REDIS_NAMES}) an embedded Redis, both keeping their data under
+ * {@code waterline.embedded.data-dir} (default {@code ./data}) so that it survives a restart.
+ * Only when both are embedded (the zero-configuration mode) do dev tokens default to on, is a JWT
+ * secret generated once and kept beside the data (unless one is configured), and does the server
+ * listen on loopback only (unless {@code server.address} is set): a server that hands out tokens
+ * for any user must not be reachable from another machine by accident.
  *
  * <p>Servers are started once per JVM and per data directory and shared by every application
  * context in it (tests start several); they stop with the JVM. Properties are added with the
  * lowest precedence, so anything configured explicitly still wins.
  */
 public class EmbeddedServers implements EnvironmentPostProcessor {
+
+    static final String PROPERTY_SOURCE = "waterlineEmbedded";
 
     private static final Map<Path, EmbeddedPostgres> POSTGRES = new ConcurrentHashMap<>();
     private static final Map<Path, RedisServer> REDIS = new ConcurrentHashMap<>();
@@ -54,18 +65,25 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment env, SpringApplication application) {
-        if (!env.getProperty("waterline.embedded.enabled", Boolean.class, true)) {
-            return;
+        boolean needPostgres = !named(env, POSTGRES_NAMES);
+        boolean needRedis = !named(env, REDIS_NAMES);
+        Map<String, Object> props = new HashMap<>();
+        if (!needPostgres && !named(env, List.of("spring.datasource.url"))) {
+            // Named through Hikari's own jdbc-url only: Spring Boot still wants spring.datasource.url
+            // (it would otherwise look for an embedded database to create), so it gets the same one.
+            String hikari = env.getProperty("spring.datasource.hikari.jdbc-url");
+            if (hikari != null) {
+                props.put("spring.datasource.url", hikari);
+            }
         }
-        boolean needPostgres = !env.containsProperty("spring.datasource.url");
-        boolean needRedis = !env.containsProperty("spring.data.redis.host")
-                && !env.containsProperty("spring.data.redis.url");
-        if (!needPostgres && !needRedis) {
+        if ((!needPostgres && !needRedis) || !env.getProperty("waterline.embedded.enabled", Boolean.class, true)) {
+            if (!props.isEmpty()) {
+                env.getPropertySources().addLast(new MapPropertySource(PROPERTY_SOURCE, props));
+            }
             return;
         }
         Path dataDir = Path.of(env.getProperty("waterline.embedded.data-dir", "./data")).toAbsolutePath().normalize();
         boolean clean = env.getProperty("waterline.embedded.clean", Boolean.class, false);
-        Map<String, Object> props = new HashMap<>();
         if (needPostgres) {
             String database = env.getProperty("waterline.embedded.database", "waterline");
             EmbeddedPostgres pg = POSTGRES.computeIfAbsent(dataDir.resolve("postgres"), dir -> startPostgres(dir, clean));
@@ -81,14 +99,53 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
             props.put("spring.data.redis.port", REDIS_PORTS.get(dir));
         }
         if (needPostgres && needRedis) {
-            // the zero-configuration mode: nothing was configured, so make it usable at once
+            // the zero-configuration mode: nothing was configured, so make it usable at once, on
+            // this machine only
             props.put("waterline.auth.dev-tokens", true);
+            props.put("waterline.embedded.zero-config", true);
+            if (!named(env, List.of("server.address"))) {
+                props.put("server.address", "127.0.0.1");
+            }
             if (!env.containsProperty("waterline.auth.jwt-secret")) {
                 props.put("waterline.auth.jwt-secret", jwtSecret(dataDir));
             }
         }
         props.put("waterline.embedded.active", true);
-        env.getPropertySources().addLast(new MapPropertySource("waterlineEmbedded", props));
+        env.getPropertySources().addLast(new MapPropertySource(PROPERTY_SOURCE, props));
+    }
+
+    /** Properties any one of which names a PostgreSQL (exactly, or as the prefix of a group). */
+    static final List<String> POSTGRES_NAMES = List.of(
+            "spring.datasource.url", "spring.datasource.jndi-name",
+            "spring.datasource.hikari.jdbc-url", "spring.datasource.hikari.data-source-class-name",
+            "spring.datasource.hikari.data-source-j-n-d-i", "spring.datasource.hikari.data-source-properties",
+            "spring.flyway.url");
+
+    /** Properties any one of which names a Redis (exactly, or as the prefix of a group). */
+    static final List<String> REDIS_NAMES = List.of(
+            "spring.data.redis.host", "spring.data.redis.port", "spring.data.redis.url",
+            "spring.data.redis.sentinel", "spring.data.redis.cluster");
+
+    /**
+     * Whether the effective configuration sets any of {@code names} or anything under one:
+     * asked through Spring Boot's configuration property sources, so that every spelling of a
+     * name counts ({@code SPRING_DATASOURCE_HIKARI_JDBC_URL} as much as
+     * {@code spring.datasource.hikari.jdbc-url}). This module's own defaults do not count.
+     */
+    static boolean named(ConfigurableEnvironment env, List<String> names) {
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(env)) {
+            if (source.getUnderlyingSource() == env.getPropertySources().get(PROPERTY_SOURCE)) {
+                continue;
+            }
+            for (String name : names) {
+                ConfigurationPropertyName n = ConfigurationPropertyName.of(name);
+                if (source.getConfigurationProperty(n) != null
+                        || source.containsDescendantOf(n) == ConfigurationPropertyState.PRESENT) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -28,6 +28,16 @@ class StartupBanner {
             log.info("Waterline is up on " + base + ". Get a dev token: curl -s -X POST " + base
                     + "/api/dev/tokens -H 'Content-Type: application/json' -d '{\"userId\":\"alice\"}'"
                     + " ; then connect: ws://localhost:" + port + "/ws?access_token=<token>");
+            boolean zeroConfig = env.getProperty("waterline.embedded.zero-config", Boolean.class, false);
+            if (zeroConfig) {
+                log.warn("DEV TOKENS ARE ON (zero-configuration mode): anyone who reaches this server gets a token for"
+                        + " any user. It listens on " + env.getProperty("server.address", "all interfaces")
+                        + " only; configure a database, Redis and WATERLINE_AUTH_JWT_SECRET for anything else.");
+            }
+            else {
+                log.warn("DEV TOKENS ARE ON (waterline.auth.dev-tokens=true) with an external database: anyone who"
+                        + " reaches this server gets a token for any user. For local development only.");
+            }
         }
         else {
             log.info("Waterline is up on " + base + ". Connect to ws://localhost:" + port

@@ -10,14 +10,13 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.Counter;
 
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.WatermarkIndex;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -30,15 +29,18 @@ import org.springframework.stereotype.Component;
  * left to the poller. The fast path takes no lease and writes nothing to PostgreSQL. On a Redis error the frames are still
  * written (live delivery goes on; the poller may deliver them again, which clients dedupe). Stops
  * with the context: workers finish their current batch and exit; what is queued is left to the
- * poller of the next run, since it is all in the outbox.
+ * poller of the next run, since it is all in the outbox. Every failure is logged and counted by
+ * {@link Loops} ({@code fast_path}).
  */
 @Component
 public class FastPath implements SmartLifecycle {
 
-    private static final Log log = LogFactory.getLog(FastPath.class);
     private static final int DRAIN = 64;
 
+    static final String LOOP = "fast_path";
+
     private final DeliveryProperties properties;
+    private final Loops loops;
     private final SessionRegistry sessions;
     private final LiveIndex watermark;
     private final WaterlineMetrics metrics;
@@ -47,7 +49,9 @@ public class FastPath implements SmartLifecycle {
     private final List<Thread> workers = new ArrayList<>();
     private volatile boolean running;
 
-    FastPath(DeliveryProperties properties, SessionRegistry sessions, LiveIndex watermark, WaterlineMetrics metrics) {
+    FastPath(DeliveryProperties properties, SessionRegistry sessions, LiveIndex watermark, WaterlineMetrics metrics,
+             Loops loops) {
+        this.loops = loops;
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
@@ -83,7 +87,7 @@ public class FastPath implements SmartLifecycle {
                     watermark.shed(e.getKey(), ids(e.getValue()));
                 }
                 catch (RuntimeException redisDown) {
-                    log.debug("could not record shed rows (Redis): " + redisDown);
+                    loops.failed(LOOP, redisDown);
                     watermark.suspect();
                 }
             }
@@ -94,28 +98,19 @@ public class FastPath implements SmartLifecycle {
         return rows.stream().mapToLong(OutboxRow::id).toArray();
     }
 
-    private void work() {
-        List<OutboxRow> batch = new ArrayList<>(DRAIN);
-        while (running) {
-            try {
-                OutboxRow first = queue.poll(200, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    continue;
-                }
-                batch.add(first);
-                queue.drainTo(batch, DRAIN - 1);
-                deliver(batch);
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+    /** One step of a worker: one batch taken and written. A failure leaves the batch to the poller. */
+    private void workOne(List<OutboxRow> batch) throws InterruptedException {
+        try {
+            OutboxRow first = queue.poll(200, TimeUnit.MILLISECONDS);
+            if (first == null) {
                 return;
             }
-            catch (RuntimeException e) {
-                log.warn("fast path batch failed; the poller will deliver it: " + e);
-            }
-            finally {
-                batch.clear();
-            }
+            batch.add(first);
+            queue.drainTo(batch, DRAIN - 1);
+            deliver(batch);
+        }
+        finally {
+            batch.clear();
         }
     }
 
@@ -139,7 +134,8 @@ public class FastPath implements SmartLifecycle {
             recorded = watermark.deliver(groups);
         }
         catch (RuntimeException redisDown) {
-            log.debug("watermark unavailable, delivering unrecorded: " + redisDown);
+            // written unrecorded (live delivery goes on); the index is distrusted until rebuilt
+            loops.failed(LOOP, redisDown);
             watermark.suspect();
             recorded = null;
         }
@@ -163,7 +159,8 @@ public class FastPath implements SmartLifecycle {
     public void start() {
         running = true;
         for (int i = 0; i < properties.concurrency(); i++) {
-            workers.add(Thread.ofVirtual().name("fast-path-" + i).start(this::work));
+            List<OutboxRow> batch = new ArrayList<>(DRAIN);
+            workers.add(loops.start(LOOP, "fast-path-" + i, () -> running, () -> workOne(batch)));
         }
     }
 

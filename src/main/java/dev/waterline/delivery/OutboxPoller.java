@@ -10,6 +10,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRepository;
@@ -20,8 +21,6 @@ import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
 import dev.waterline.watermark.Reclaim;
 import dev.waterline.watermark.WatermarkIndex;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -43,20 +42,24 @@ import org.springframework.stereotype.Component;
  * user's epoch, its rows are left alone and their lease brings them back. Rows sent stay leased,
  * so an unacked delivery comes back once per lease until acked or withdrawn.
  *
- * <p>On error (database or Redis unreachable) the pass is abandoned and retried after the poll
- * interval; claimed rows come back when their lease ends, so nothing is lost. Stops with the
+ * <p>On error (database or Redis unreachable) the pass is abandoned, logged and counted
+ * ({@link Loops}, {@code poller}) and retried after the loop's error pause; claimed rows come back
+ * when their lease ends, so nothing is lost. Stops with the
  * context. The scan starts from the reclaim floor (below it every row is deleted) on every pass
  * rather than from a cursor, so a row committed late behind a higher id is never skipped.
  */
 @Component
 public class OutboxPoller implements SmartLifecycle {
 
-    private static final Log log = LogFactory.getLog(OutboxPoller.class);
 
     record Outbound(ClientSession to, OutboxRow row) {
     }
 
+    static final String LOOP = "poller";
+    static final String WRITER_LOOP = "poller_writer";
+
     private final DeliveryProperties properties;
+    private final Loops loops;
     private final OutboxRepository outbox;
     private final SessionRegistry sessions;
     private final LiveIndex watermark;
@@ -70,7 +73,8 @@ public class OutboxPoller implements SmartLifecycle {
 
     OutboxPoller(DeliveryProperties properties, OutboxRepository outbox, SessionRegistry sessions,
                  LiveIndex watermark, Reclaim reclaim, Withdrawals withdrawals, ReaperProperties reapers,
-                 WaterlineMetrics metrics) {
+                 WaterlineMetrics metrics, Loops loops) {
+        this.loops = loops;
         this.reclaim = reclaim;
         this.withdrawals = withdrawals;
         this.reapers = reapers;
@@ -147,17 +151,20 @@ public class OutboxPoller implements SmartLifecycle {
      * full scan ten times a second; the back-off adds at most a quarter lease to a re-delivery
      * that has already waited a whole lease.
      */
-    private void poll() {
-        long base = properties.pollInterval().toNanos();
-        long cap = Math.max(base, Math.min(properties.lease().toNanos() / 4, Duration.ofSeconds(1).toNanos()));
-        long pause = base;
-        while (running) {
-            int claimed = 0;
+    private final class Poll {
+        private final long base = properties.pollInterval().toNanos();
+        private final long cap = Math.max(base, Math.min(properties.lease().toNanos() / 4, Duration.ofSeconds(1).toNanos()));
+        private long pause = base;
+
+        void step() {
+            int claimed;
             try {
                 claimed = pollOnce();
             }
             catch (RuntimeException e) {
-                log.warn("outbox poll failed, retrying: " + e.getMessage());
+                // a pass that failed (database or Redis): its claimed rows come back with their lease
+                pause = base;
+                throw e;
             }
             if (claimed == 0) {
                 LockSupport.parkNanos(pause);
@@ -172,30 +179,20 @@ public class OutboxPoller implements SmartLifecycle {
         }
     }
 
-    private void write() {
-        while (running) {
-            try {
-                Outbound o = queue.poll(200, TimeUnit.MILLISECONDS);
-                if (o != null && o.to().isOpen() && o.to().send(FramesOut.message(o.row()))) {
-                    metrics.delivered(false, 1);
-                }
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            catch (RuntimeException e) {
-                log.debug("poller write failed: " + e);
-            }
+    private void writeOne() throws InterruptedException {
+        Outbound o = queue.poll(200, TimeUnit.MILLISECONDS);
+        if (o != null && o.to().isOpen() && o.to().send(FramesOut.message(o.row()))) {
+            metrics.delivered(false, 1);
         }
     }
 
     @Override
     public void start() {
         running = true;
-        threads.add(Thread.ofVirtual().name("outbox-poller").start(this::poll));
+        Poll poll = new Poll();
+        threads.add(loops.start(LOOP, "outbox-poller", () -> running, poll::step));
         for (int i = 0; i < properties.concurrency(); i++) {
-            threads.add(Thread.ofVirtual().name("poller-writer-" + i).start(this::write));
+            threads.add(loops.start(WRITER_LOOP, "poller-writer-" + i, () -> running, this::writeOne));
         }
     }
 

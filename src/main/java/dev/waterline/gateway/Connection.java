@@ -8,29 +8,52 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
 import io.github.bucket4j.Bucket;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.web.socket.CloseStatus;
 import org.springframework.web.socket.TextMessage;
 import org.springframework.web.socket.WebSocketSession;
 import org.springframework.web.socket.handler.ConcurrentWebSocketSessionDecorator;
 import org.springframework.web.socket.handler.SessionLimitExceededException;
 
-/** One WebSocket connection: its writer, its send credits and its rate limit. */
+/**
+ * One WebSocket connection: its writer, its send credits and its rate limit.
+ *
+ * <p>A write that fails is never ignored: a client that does not read (its send buffer or time
+ * limit spent) is withdrawn with 4008, and any other failure of a write (the socket broke, the
+ * frame could not be encoded) withdraws it with 1011, so it reconnects and resyncs instead of
+ * sitting on an open socket that receives nothing. Either way {@link WriteFailures} decides, on
+ * the thread that wrote, and the failure is logged and counted there.
+ */
 final class Connection implements ClientSession {
+
+    private static final Log log = LogFactory.getLog(Connection.class);
+
+    /** What to do with a connection whose write failed: withdraw it (never an ack) and close it with {@code code}. */
+    @FunctionalInterface
+    interface WriteFailures {
+        void failed(Connection conn, int code, String reason, Exception cause);
+    }
 
     private final ConcurrentWebSocketSessionDecorator out;
     private final String userId;
     private final String sessionId;
+    private final long tokenGoodUntilMillis;
+    private final WriteFailures writeFailures;
     private final Bucket rate;
     private final int maxInflight;
     private final AtomicInteger inflight = new AtomicInteger();
     private final long openedNanos = System.nanoTime();
     private volatile long lastReceivedNanos = openedNanos;
 
-    Connection(WebSocketSession ws, String userId, String sessionId, GatewayProperties limits) {
+    Connection(WebSocketSession ws, String userId, long tokenGoodUntilMillis, String sessionId, GatewayProperties limits,
+               WriteFailures writeFailures) {
         this.out = new ConcurrentWebSocketSessionDecorator(ws, (int) limits.sendTimeLimit().toMillis(),
                 (int) limits.sendBufferLimit().toBytes(), ConcurrentWebSocketSessionDecorator.OverflowStrategy.TERMINATE);
         this.userId = userId;
         this.sessionId = sessionId;
+        this.tokenGoodUntilMillis = tokenGoodUntilMillis;
+        this.writeFailures = writeFailures;
         this.maxInflight = limits.maxInflightSends();
         int perSecond = limits.maxSendsPerSecond();
         this.rate = Bucket.builder()
@@ -46,6 +69,11 @@ final class Connection implements ClientSession {
     @Override
     public String sessionId() {
         return sessionId;
+    }
+
+    @Override
+    public long tokenGoodUntilMillis() {
+        return tokenGoodUntilMillis;
     }
 
     @Override
@@ -179,26 +207,36 @@ final class Connection implements ClientSession {
         catch (SessionLimitExceededException e) {
             // A client that does not read: its buffer or write time is spent. Withdraw it from live
             // delivery; it recovers from history on reconnect.
-            close(4008, "withdrawn: not reading (send buffer or time limit exceeded)");
+            writeFailures.failed(this, 4008, "withdrawn: not reading (send buffer or time limit exceeded)", e);
             return false;
         }
         catch (Exception e) {
+            writeFailures.failed(this, CloseStatus.SERVER_ERROR.getCode(), "the server could not write to this connection", e);
             return false;
         }
     }
 
+    /**
+     * Closes the socket. A close that fails finds the socket already closed or broken: the
+     * container then reports it closed ({@code afterConnectionClosed}), which unregisters it.
+     */
     @Override
     public void close(int code, String reason) {
         try {
             out.close(new CloseStatus(code, reason));
         }
         catch (Exception e) {
-            // already closed or broken: nothing more to do
+            log.debug("close(" + code + ") of " + userId + "'s connection found it broken: " + e);
         }
     }
 
-    /** Takes one send credit and one token of rate; false when either is exhausted. */
-    boolean admitSend() {
+    @Override
+    public boolean admitRate() {
+        return rate.tryConsume(1);
+    }
+
+    @Override
+    public boolean admitSend() {
         if (inflight.incrementAndGet() > maxInflight) {
             inflight.decrementAndGet();
             return false;
@@ -210,8 +248,8 @@ final class Connection implements ClientSession {
         return true;
     }
 
-    /** Returns the credit of a send that has been answered. */
-    void answered() {
+    @Override
+    public void answered() {
         inflight.decrementAndGet();
     }
 }

@@ -1,22 +1,23 @@
 package dev.waterline.gateway;
 
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import com.github.f4b6a3.ulid.UlidCreator;
-import dev.waterline.ingest.Ingest;
-import dev.waterline.ingest.SendReply;
-import dev.waterline.ingest.SendRequest;
+import dev.waterline.input.InputGate;
+import dev.waterline.lifecycle.Failures;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.reaper.ReaperProperties;
-import dev.waterline.receipts.ReadRequest;
-import dev.waterline.receipts.Receipts;
+import dev.waterline.reaper.Withdrawals;
 import dev.waterline.session.ClientSession;
+import dev.waterline.session.FrameHandler;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
-import dev.waterline.watermark.AckRecorder;
 import dev.waterline.watermark.IndexHealth;
 import dev.waterline.watermark.WatermarkIndex;
+import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
@@ -31,44 +32,50 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Reads client frames and answers them. A bad frame (malformed JSON, unknown type, a field of
- * the wrong type) gets an {@code invalid} error and the connection stays open; only a frame over
- * {@code max-frame-bytes} closes it (1009). Sends are validated, charged against the
- * connection's credits and rate, and queued for group commit; their answer comes later from
- * ingest through {@link Reply}.
+ * Reads client frames and hands each to the capability that answers its {@code type}
+ * ({@link FrameHandler}s: messages, acks, read receipts). Before any handler sees a frame, every
+ * string in it, field names included, has passed the input gate ({@link InputGate}: no U+0000, no
+ * unpaired surrogate); a frame that fails is answered {@code invalid} and goes no further, so no
+ * handler can queue, store or forward text that cannot be stored or written back. A bad frame
+ * (malformed JSON, unknown type, a field of the wrong type) gets an {@code invalid} error and the
+ * connection stays open; only a frame over {@code max-frame-bytes} closes it (1009).
  */
 @Component
 class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(GatewayHandler.class);
     private static final String CONNECTION = "waterline.connection";
-    private static final int MAX_CORRELATION_ID = 64;
-    private static final int MAX_CHAT_ID = 128;
-    private static final int MAX_ACK_IDS = 10_000;
 
     private final GatewayProperties properties;
     private final SessionRegistry sessions;
-    private final Ingest ingest;
-    private final Receipts receipts;
+    private final Map<String, FrameHandler> handlers = new HashMap<>();
     private final WatermarkIndex watermark;
-    private final AckRecorder acks;
     private final IndexHealth health;
+    private final Withdrawals withdrawals;
     private final WaterlineMetrics metrics;
+    private final Counter writeFailures;
+    private final Counter transportErrors;
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
     private volatile boolean running;
 
-    GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions, Ingest ingest,
-                   Receipts receipts, WatermarkIndex watermark, AckRecorder acks, IndexHealth health,
-                   WaterlineMetrics metrics) {
-        this.acks = acks;
-        this.health = health;
+    GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions,
+                   List<FrameHandler> frameHandlers, WatermarkIndex watermark, IndexHealth health,
+                   Withdrawals withdrawals, WaterlineMetrics metrics) {
         this.properties = properties;
         this.sessions = sessions;
-        this.ingest = ingest;
-        this.receipts = receipts;
         this.watermark = watermark;
+        this.health = health;
+        this.withdrawals = withdrawals;
         this.metrics = metrics;
+        for (FrameHandler h : frameHandlers) {
+            for (String type : h.types()) {
+                FrameHandler other = handlers.putIfAbsent(type, h);
+                if (other != null) {
+                    throw new IllegalStateException("frame type " + type + " claimed by both " + other + " and " + h);
+                }
+            }
+        }
         Map<String, Object> l = new LinkedHashMap<>();
         l.put("maxFrameBytes", properties.maxFrameBytes().toBytes());
         l.put("maxBodyChars", properties.maxBodyChars());
@@ -78,12 +85,26 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         l.put("maxPending", reapers.maxPending());
         this.limits = Map.copyOf(l);
         metrics.gauge("waterline.connections.active", "open WebSocket sessions", sessions::size);
+        this.writeFailures = metrics.counter("waterline.gateway.write.failures",
+                "socket writes that failed; each withdrew its connection (1011, or 4008 for a client that does not read)");
+        metrics.functionCounter("waterline.gateway.connections.refused",
+                "connections closed as accepted: their address held max-connections-per-address already",
+                AddressCappedProtocol::refusedTotal);
+        this.transportErrors = metrics.counter("waterline.gateway.transport.errors",
+                "WebSocket transport errors reported by the container (a client vanished mid-frame, a reset)");
+    }
+
+    /** The frame types some capability answers (and {@code ping}). */
+    java.util.Set<String> frameTypes() {
+        return java.util.Collections.unmodifiableSet(handlers.keySet());
     }
 
     @Override
     public void afterConnectionEstablished(WebSocketSession ws) {
         String userId = (String) ws.getAttributes().get(TokenHandshake.USER);
-        Connection conn = new Connection(ws, userId, UlidCreator.getMonotonicUlid().toString(), properties);
+        long goodUntil = (Long) ws.getAttributes().get(TokenHandshake.GOOD_UNTIL);
+        Connection conn = new Connection(ws, userId, goodUntil, UlidCreator.getMonotonicUlid().toString(), properties,
+                this::writeFailed);
         ws.getAttributes().put(CONNECTION, conn);
         // Registry and Redis epoch change together: two connections of one user racing here must
         // not leave Redis naming the evicted one while the registry names the survivor.
@@ -94,7 +115,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             }
             catch (RuntimeException e) {
                 log.warn("watermark index unavailable at connect of " + userId + " (delivery re-asserts it later): "
-                        + e.getMessage());
+                        + Failures.describe(e));
                 health.suspect();
             }
             return previous;
@@ -105,6 +126,20 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         // Registered first, so that anything committed from now on is offered to this connection
         // live; frames that raced ahead of welcome wait in the connection until it is written.
         conn.welcome(Frames.welcome(userId, conn.sessionId(), limits));
+    }
+
+    /**
+     * A write to {@code conn} failed: counted and logged, and the connection withdrawn (its pins
+     * dropped, never an ack) and closed with {@code code}, so that its client reconnects and
+     * resyncs instead of staying on a socket that no longer receives anything.
+     */
+    private void writeFailed(Connection conn, int code, String reason, Exception cause) {
+        writeFailures.increment();
+        log.warn("write to " + conn.userId() + "'s connection failed, withdrawing it (" + code + "): "
+                + Failures.describe(cause));
+        if (!withdrawals.withdraw(conn, code == CloseStatus.SERVER_ERROR.getCode() ? "write_failed" : "overload", code, reason)) {
+            conn.close(code, reason);
+        }
     }
 
     @Override
@@ -171,18 +206,41 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             invalid(conn, "a frame must be a JSON object", null);
             return;
         }
+        String problem = InputGate.treeProblem(frame);
+        if (problem != null) {
+            JsonNode type = frame.get("type");
+            if (type != null && type.isString() && type.asString().equals("send")) {
+                metrics.rejected("invalid").increment();
+            }
+            invalid(conn, "refused: " + problem + " (PROTOCOL.md §3)", correlationIdOf(frame));
+            return;
+        }
         JsonNode type = frame.get("type");
         if (type == null || !type.isString()) {
             invalid(conn, "a frame needs a string type", null);
             return;
         }
-        switch (type.asString()) {
-            case "send" -> send(conn, frame);
-            case "ack" -> ack(conn, frame);
-            case "read" -> read(conn, frame);
-            case "ping" -> conn.send(Frames.pong());
-            default -> invalid(conn, "unknown type: " + abbreviate(type.asString()), null);
+        String t = type.asString();
+        if (t.equals("ping")) {
+            conn.send(Frames.pong());
+            return;
         }
+        FrameHandler handler = handlers.get(t);
+        if (handler == null) {
+            invalid(conn, "unknown type: " + InputGate.abbreviate(t, 64), null);
+            return;
+        }
+        handler.handle(conn, t, frame);
+    }
+
+    /**
+     * The correlationId of a refused frame, echoed only when it is itself acceptable text (a
+     * {@code send} whose body failed the gate is still answered with its id, so the client knows
+     * which send it was).
+     */
+    private static String correlationIdOf(JsonNode frame) {
+        JsonNode c = frame.get("correlationId");
+        return c != null && c.isString() && InputGate.isText(c.asString()) ? InputGate.abbreviate(c.asString(), 256) : null;
     }
 
     @Override
@@ -209,106 +267,12 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
 
     @Override
     public void handleTransportError(WebSocketSession ws, Throwable exception) {
+        transportErrors.increment();
         log.debug("transport error on " + ws.getId() + ": " + exception);
     }
 
-    private void send(Connection conn, JsonNode frame) {
-        JsonNode corrNode = frame.get("correlationId");
-        String corr = corrNode != null && corrNode.isString() ? corrNode.asString() : null;
-        if (corr == null || corr.isEmpty() || corr.length() > MAX_CORRELATION_ID) {
-            reject(conn, "invalid", "correlationId must be a string of 1-" + MAX_CORRELATION_ID + " characters", corr);
-            return;
-        }
-        JsonNode chatId = frame.get("chatId");
-        if (chatId == null || !chatId.isString() || chatId.asString().isEmpty() || chatId.asString().length() > MAX_CHAT_ID) {
-            reject(conn, "invalid", "chatId must be a non-empty string", corr);
-            return;
-        }
-        JsonNode body = frame.get("body");
-        if (body == null || !body.isString()) {
-            reject(conn, "invalid", "body must be a string", corr);
-            return;
-        }
-        if (body.asString().length() > properties.maxBodyChars()) {
-            reject(conn, "too_large", "body longer than " + properties.maxBodyChars() + " characters", corr);
-            return;
-        }
-        if (!conn.admitSend()) {
-            reject(conn, "rate_limited", "over this connection's send credits or rate; not accepted", corr);
-            return;
-        }
-        SendRequest request = new SendRequest(conn.userId(), corr, chatId.asString(), body.asString(), new Reply(conn, corr));
-        if (!ingest.offer(request)) {
-            conn.answered();
-            reject(conn, "overloaded", "the server is saturated; not accepted, retry later", corr);
-        }
-    }
-
-    private void ack(Connection conn, JsonNode frame) {
-        JsonNode ids = frame.get("ids");
-        if (ids == null || !ids.isArray() || ids.size() > MAX_ACK_IDS) {
-            invalid(conn, "ids must be an array of at most " + MAX_ACK_IDS + " deliveryId numbers", null);
-            return;
-        }
-        long[] deliveryIds = new long[ids.size()];
-        for (int i = 0; i < deliveryIds.length; i++) {
-            JsonNode id = ids.get(i);
-            if (!id.isIntegralNumber() || !id.canConvertToLong()) {
-                invalid(conn, "ids must be deliveryId numbers", null);
-                return;
-            }
-            deliveryIds[i] = id.longValue();
-        }
-        acks.ack(conn, deliveryIds);
-    }
-
-    private void read(Connection conn, JsonNode frame) {
-        JsonNode chatId = frame.get("chatId");
-        JsonNode seq = frame.get("seq");
-        if (chatId == null || !chatId.isString() || chatId.asString().isEmpty()
-                || seq == null || !seq.isIntegralNumber() || !seq.canConvertToLong() || seq.longValue() < 0) {
-            invalid(conn, "read needs a string chatId and a non-negative integer seq", null);
-            return;
-        }
-        if (!receipts.offer(new ReadRequest(conn, chatId.asString(), seq.longValue()))) {
-            conn.send(Frames.error("overloaded", "too many read receipts waiting; send it again later", null));
-        }
-    }
-
-    private void invalid(Connection conn, String message, String correlationId) {
+    private static void invalid(Connection conn, String message, String correlationId) {
         conn.send(Frames.error("invalid", message, correlationId));
-    }
-
-    private void reject(Connection conn, String code, String message, String correlationId) {
-        metrics.rejected(code).increment();
-        conn.send(Frames.error(code, message, correlationId));
-    }
-
-    private static String abbreviate(String s) {
-        return s.length() <= 64 ? s : s.substring(0, 64) + "…";
-    }
-
-    /** Answers one send when ingest has decided it, and returns its credit. */
-    private final class Reply implements SendReply {
-        private final Connection conn;
-        private final String correlationId;
-
-        Reply(Connection conn, String correlationId) {
-            this.conn = conn;
-            this.correlationId = correlationId;
-        }
-
-        @Override
-        public void accepted(String messageId, String chatId, long seq, String sentAt) {
-            conn.answered();
-            conn.send(Frames.accepted(correlationId, messageId, chatId, seq, sentAt));
-        }
-
-        @Override
-        public void rejected(String code, String message) {
-            conn.answered();
-            reject(conn, code, message, correlationId);
-        }
     }
 
     @Override

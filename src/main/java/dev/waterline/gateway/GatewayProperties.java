@@ -16,6 +16,10 @@ import org.springframework.util.unit.DataSize;
  *                          more get {@code rate_limited}. Default 200.
  * @param sendTimeLimit longest a single socket write may take before the connection is dropped. Default 10 s.
  * @param sendBufferLimit outbound bytes buffered for a slow reader before it is dropped. Default 1 MiB.
+ * @param maxConnectionsPerAddress open connections (WebSocket and HTTP) one remote address may
+ *                                 hold; more are closed as they are accepted. Default 1000; 0
+ *                                 turns the cap off. Behind a proxy every connection comes from
+ *                                 the proxy's address: raise it or turn it off there.
  */
 @ConfigurationProperties("waterline.gateway")
 public record GatewayProperties(
@@ -24,5 +28,6 @@ public record GatewayProperties(
         @DefaultValue("256") int maxInflightSends,
         @DefaultValue("200") int maxSendsPerSecond,
         @DefaultValue("10s") Duration sendTimeLimit,
-        @DefaultValue("1MB") DataSize sendBufferLimit) {
+        @DefaultValue("1MB") DataSize sendBufferLimit,
+        @DefaultValue("1000") int maxConnectionsPerAddress) {
 }

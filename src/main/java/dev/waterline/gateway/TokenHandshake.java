@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.waterline.auth.ApiAuthentication;
+import dev.waterline.auth.Principal;
 import dev.waterline.auth.Tokens;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -17,6 +18,7 @@ import org.springframework.web.util.UriComponentsBuilder;
 class TokenHandshake implements HandshakeInterceptor {
 
     static final String USER = "waterline.userId";
+    static final String GOOD_UNTIL = "waterline.tokenGoodUntil";
 
     private final Tokens tokens;
 
@@ -32,13 +34,14 @@ class TokenHandshake implements HandshakeInterceptor {
             token = Optional.ofNullable(UriComponentsBuilder.fromUri(request.getURI()).build()
                     .getQueryParams().getFirst("access_token"));
         }
-        Optional<String> user = token.flatMap(tokens::verify);
+        Optional<Principal> user = token.flatMap(tokens::verify);
         if (user.isEmpty()) {
             response.setStatusCode(HttpStatus.UNAUTHORIZED);
             response.getHeaders().set(HttpHeaders.WWW_AUTHENTICATE, "Bearer");
             return false;
         }
-        attributes.put(USER, user.get());
+        attributes.put(USER, user.get().userId());
+        attributes.put(GOOD_UNTIL, user.get().goodUntilMillis());
         return true;
     }
 

@@ -1,9 +1,12 @@
 /**
  * The WebSocket edge ({@code /ws}): token check at the handshake, one active session per user
- * (the newer evicts the older with 4009 before registering), frame parsing and every error of
- * PROTOCOL.md §3, send credits and a per-connection rate limit, ping/pong, and closing every
- * socket with 1001 on shutdown. The only package that knows about WebSocket; it calls
- * {@code auth}, {@code ingest}, {@code receipts}, {@code watermark}, {@code session} and
- * {@code metrics}, and nothing calls it.
+ * (the newer evicts the older with 4009 before registering), the input gate on every frame and
+ * the dispatch of each frame to the capability that answers its type
+ * ({@link dev.waterline.session.FrameHandler}), ping/pong, frame size (1009), withdrawing a
+ * connection whose write failed (1011), and closing every socket with 1001 on shutdown; plus the
+ * connector's limits (connections below the descriptor limit, per address, header timeout). The
+ * only package that knows about WebSocket; it calls {@code auth}, {@code input},
+ * {@code session}, {@code watermark}, {@code reaper}, {@code lifecycle} and {@code metrics}, and
+ * nothing calls it.
  */
 package dev.waterline.gateway;

@@ -1,13 +1,15 @@
 package dev.waterline.history;
 
 import java.util.List;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 
 import dev.waterline.auth.ApiAuthentication;
 import dev.waterline.web.ApiException;
+import dev.waterline.web.ApiProperties;
+import dev.waterline.web.DatabaseTurns;
+import dev.waterline.web.Json;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -16,7 +18,10 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * PROTOCOL.md §4. {@code since} is resolved to its seq within the chat; anything unresolvable
  * (unknown, purged, another chat's) pages from the beginning of retained history, so recovery
- * degrades to a full sync and never to a gap.
+ * degrades to a full sync and never to a gap. A page is read and serialised within one of the
+ * bounded turns at PostgreSQL ({@link DatabaseTurns}), and stops early (with {@code hasMore})
+ * once its bodies pass {@code waterline.api.max-page-bytes}, so that however many clients resync
+ * at once, the pages in memory are bounded.
  */
 @RestController
 class HistoryController {
@@ -25,43 +30,27 @@ class HistoryController {
     }
 
     private final HistoryRepository history;
-    private final Semaphore reads;
-    private final long maxWaitNanos;
+    private final DatabaseTurns turns;
+    private final long pageBytes;
 
-    HistoryController(HistoryRepository history, HistoryProperties properties) {
+    HistoryController(HistoryRepository history, DatabaseTurns turns, ApiProperties api) {
         this.history = history;
-        this.reads = new Semaphore(properties.maxConcurrentReads(), true);
-        this.maxWaitNanos = properties.maxWait().toNanos();
+        this.turns = turns;
+        this.pageBytes = api.maxPageBytes().toBytes();
     }
 
     @GetMapping("/api/chats/{chatId}/messages")
-    Page messages(HttpServletRequest request, @PathVariable String chatId,
-                  @RequestParam(required = false) String since,
-                  @RequestParam(required = false) String limit) {
+    ResponseEntity<byte[]> messages(HttpServletRequest request, @PathVariable String chatId,
+                                    @RequestParam(required = false) String since,
+                                    @RequestParam(required = false) String limit) {
         int pageSize = parseLimit(limit);
-        acquire();
-        try {
-            List<HistoryMessage> rows = history.pageForMember(chatId, ApiAuthentication.userId(request), since, pageSize + 1)
+        String user = ApiAuthentication.userId(request);
+        return turns.run(() -> {
+            HistoryRepository.Rows rows = history.pageForMember(chatId, user, since, pageSize + 1, pageBytes)
                     .orElseThrow(ApiException::notFound);
-            boolean hasMore = rows.size() > pageSize;
-            return new Page(hasMore ? rows.subList(0, pageSize) : rows, hasMore);
-        }
-        finally {
-            reads.release();
-        }
-    }
-
-    /** One of the bounded turns at PostgreSQL (see {@link HistoryProperties#maxConcurrentReads}). */
-    private void acquire() {
-        try {
-            if (reads.tryAcquire(maxWaitNanos, TimeUnit.NANOSECONDS)) {
-                return;
-            }
-        }
-        catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        throw new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "too many history reads at once; retry");
+            List<HistoryMessage> page = rows.messages().size() > pageSize ? rows.messages().subList(0, pageSize) : rows.messages();
+            return Json.answer(HttpStatus.OK, new Page(page, rows.admitted() > page.size()));
+        });
     }
 
     private static int parseLimit(String limit) {

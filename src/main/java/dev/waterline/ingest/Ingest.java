@@ -10,8 +10,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 
+import dev.waterline.lifecycle.Batches;
+import dev.waterline.lifecycle.Failures;
+import dev.waterline.lifecycle.Isolation;
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.delivery.DeliveryProperties;
 import dev.waterline.delivery.FastPath;
@@ -19,48 +22,52 @@ import dev.waterline.metrics.WaterlineMetrics;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.dao.DataAccessException;
-import org.springframework.transaction.TransactionException;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
 
 /**
  * The inbound queue and its group-commit writers.
  *
- * <p>Loop ({@code writers} virtual threads, each draining its own share of the bounded queue,
- * sharded by chat so that a chat's sends commit in arrival order): take one send, then gather more until the batch
- * holds {@code batch-size} or {@code linger} has passed since the first (under load the queue
- * already holds a full batch, so batches grow with load without waiting); collapse sends that
- * share a (sender, correlationId); commit the batch in one transaction; only then answer every
- * send and hand the outbox rows to the fast path. A batch that lost an idempotency race to a
- * concurrent batch is retried whole (the retry finds the key and answers with the original).
- * When the database cannot be reached, every send of the batch is answered {@code unavailable}
- * and nothing of it is written (the transaction rolls back). Stops first of all at shutdown:
- * new sends are answered {@code overloaded}, writers drain and answer what is queued, and only
- * then does the gateway close the sockets.
+ * <p>Loop ({@code writers} loops of {@link Loops}, each draining its own share of the bounded
+ * queue, sharded by chat so that a chat's sends commit in arrival order): gather a batch
+ * ({@link Batches}: up to {@code batch-size}, or {@code linger} after its first send); collapse
+ * sends that share a (sender, correlationId); commit the batch in one transaction; only then
+ * answer every send and hand the outbox rows to the fast path. A batch that lost an
+ * idempotency race to a concurrent batch is retried whole (the retry finds the key and answers
+ * with the original). When the database cannot be reached, every send of the batch is answered
+ * {@code unavailable} and nothing of it is written (the transaction rolls back). Any other
+ * failure of a commit is taken to be one send's data (a byte PostgreSQL refuses, a value past a
+ * limit): the batch is split and committed again in halves ({@link Isolation}), so that only the
+ * send that fails alone is answered {@code invalid} (counted in
+ * {@code waterline_batch_poisoned_total{writer="ingest"}}) and every other is committed, in its
+ * original order. Stops first of all at shutdown: new sends are answered {@code overloaded},
+ * writers drain and answer what is queued, and only then does the gateway close the sockets.
  */
 @Component
 public class Ingest implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(Ingest.class);
+    static final String LOOP = "ingest";
 
     private final InboundProperties properties;
     private final DeliveryProperties delivery;
     private final IngestRepository repository;
     private final FastPath fastPath;
     private final WaterlineMetrics metrics;
+    private final Loops loops;
     private final Clock clock;
     private final List<BlockingQueue<SendRequest>> queues = new ArrayList<>();
     private final List<Thread> writers = new ArrayList<>();
     private volatile boolean running;
 
     Ingest(InboundProperties properties, DeliveryProperties delivery, IngestRepository repository, FastPath fastPath,
-           WaterlineMetrics metrics, Clock clock) {
+           WaterlineMetrics metrics, Loops loops, Clock clock) {
         this.properties = properties;
         this.delivery = delivery;
         this.repository = repository;
         this.fastPath = fastPath;
         this.metrics = metrics;
+        this.loops = loops;
         this.clock = clock;
         int perWriter = Math.max(1, properties.queueSize() / properties.writers());
         for (int i = 0; i < properties.writers(); i++) {
@@ -68,6 +75,7 @@ public class Ingest implements SmartLifecycle {
         }
         metrics.gauge("waterline.inbound.queue.depth", "sends waiting to be persisted",
                 () -> queues.stream().mapToInt(BlockingQueue::size).sum());
+        metrics.poisoned(LOOP);
     }
 
     /**
@@ -79,52 +87,42 @@ public class Ingest implements SmartLifecycle {
         return running && queues.get(Math.floorMod(send.chatId().hashCode(), queues.size())).offer(send);
     }
 
-    private void write(BlockingQueue<SendRequest> queue) {
-        List<SendRequest> batch = new ArrayList<>(properties.batchSize());
-        long linger = properties.linger().toNanos();
-        while (running || !queue.isEmpty()) {
-            try {
-                SendRequest first = queue.poll(100, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    continue;
-                }
-                batch.add(first);
-                long deadline = System.nanoTime() + linger;
-                while (batch.size() < properties.batchSize()) {
-                    queue.drainTo(batch, properties.batchSize() - batch.size());
-                    long left = deadline - System.nanoTime();
-                    if (batch.size() >= properties.batchSize() || left <= 0) {
-                        break;
-                    }
-                    SendRequest next = queue.poll(left, TimeUnit.NANOSECONDS);
-                    if (next == null) {
-                        break;
-                    }
-                    batch.add(next);
-                }
+    /** One step of a writer: one batch gathered, committed and answered. */
+    private void writeOne(BlockingQueue<SendRequest> queue, List<SendRequest> batch) throws InterruptedException {
+        try {
+            if (Batches.gather(queue, batch, properties.batchSize(), properties.linger().toNanos(), 100)) {
                 persist(batch);
             }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            catch (RuntimeException e) {
-                log.error("group commit failed unexpectedly", e);
-                batch.forEach(s -> s.reply().rejected("unavailable", "the message was not accepted"));
-            }
-            finally {
-                batch.clear();
-            }
+        }
+        finally {
+            batch.clear();
         }
     }
 
-    /** Commits one batch and answers every send in it. */
+    /** Commits one batch and answers every send in it, isolating any send that cannot be stored. */
     void persist(List<SendRequest> batch) {
         Map<SendRequest.Key, List<SendRequest>> byKey = new LinkedHashMap<>();
         for (SendRequest s : batch) {
             byKey.computeIfAbsent(s.key(), k -> new ArrayList<>()).add(s);
         }
-        List<SendRequest> primaries = byKey.values().stream().map(l -> l.getFirst()).toList();
+        int poisoned = Isolation.commit(new ArrayList<>(byKey.values()), this::commit, (sends, e) -> {
+            SendRequest s = sends.getFirst();
+            log.error("a send from " + s.senderId() + " to chat " + s.chatId() + " failed its group commit alone and is"
+                    + " refused as invalid; the rest of its batch was committed", e);
+            sends.forEach(x -> x.reply().rejected("invalid", "the message could not be stored; not accepted"));
+        });
+        if (poisoned > 0) {
+            metrics.poisoned(LOOP).increment(poisoned);
+        }
+    }
+
+    /**
+     * Commits the sends of these keys (each key's first send is the one written; the others of a
+     * key are answered alike) and answers them. Throws only for a failure that may be caused by
+     * one of them; an unreachable database answers them all {@code unavailable} here.
+     */
+    private void commit(List<List<SendRequest>> keys) {
+        List<SendRequest> primaries = keys.stream().map(List::getFirst).toList();
         IngestRepository.Result result = null;
         for (int attempt = 1; result == null; attempt++) {
             try {
@@ -135,51 +133,57 @@ public class Ingest implements SmartLifecycle {
             }
             catch (IngestRepository.KeyTaken e) {
                 if (attempt >= properties.retries()) {
-                    rejectAll(batch, "unavailable", "the message was not accepted, retry it");
+                    rejectAll(keys, "unavailable", "the message was not accepted, retry it");
                     return;
                 }
             }
-            catch (DataAccessException | TransactionException e) {
-                log.warn("database unavailable, " + batch.size() + " sends not accepted: " + e.getMessage());
-                rejectAll(batch, "unavailable", "the database could not be reached; the message was not accepted");
+            catch (RuntimeException e) {
+                if (!Failures.unavailable(e)) {
+                    throw e;
+                }
+                log.warn("database unavailable, " + primaries.size() + " sends not accepted: " + Failures.describe(e));
+                rejectAll(keys, "unavailable", "the database could not be reached; the message was not accepted");
                 return;
             }
         }
-        int created = 0;
-        for (var e : byKey.entrySet()) {
-            IngestRepository.Outcome outcome = result.outcomes().get(e.getKey());
-            for (SendRequest s : e.getValue()) {
-                if (outcome instanceof IngestRepository.Accepted a) {
-                    s.reply().accepted(a.messageId(), a.chatId(), a.seq(), a.sentAt());
+        // Committed: from here on nothing may throw back into the isolation (it would commit again).
+        try {
+            int created = 0;
+            for (List<SendRequest> sends : keys) {
+                IngestRepository.Outcome outcome = result.outcomes().get(sends.getFirst().key());
+                for (SendRequest s : sends) {
+                    if (outcome instanceof IngestRepository.Accepted a) {
+                        s.reply().accepted(a.messageId(), a.chatId(), a.seq(), a.sentAt());
+                    }
+                    else {
+                        s.reply().rejected("not_found", "no such chat");
+                    }
                 }
-                else {
-                    s.reply().rejected("not_found", "no such chat");
+                if (outcome instanceof IngestRepository.Accepted a && !a.replay()) {
+                    created++;
                 }
             }
-            if (outcome instanceof IngestRepository.Accepted a && !a.replay()) {
-                created++;
-            }
+            metrics.accepted(created);
+            fastPath.offer(result.rows());
         }
-        metrics.accepted(created);
-        fastPath.offer(result.rows());
+        catch (RuntimeException e) {
+            loops.failed(LOOP, e);
+        }
     }
 
-    private static void rejectAll(List<SendRequest> batch, String code, String message) {
-        batch.forEach(s -> s.reply().rejected(code, message));
+    private static void rejectAll(List<List<SendRequest>> keys, String code, String message) {
+        keys.forEach(sends -> sends.forEach(s -> s.reply().rejected(code, message)));
     }
 
     /** Drops idempotency keys past the window, so a reused correlationId then makes a new message. */
     @Scheduled(fixedDelayString = "${waterline.retention.purge-interval:1m}", initialDelayString = "${waterline.retention.purge-interval:1m}")
     void purgeExpiredKeys() {
-        try {
+        loops.pass("idempotency_purge", () -> {
             Instant cutoff = clock.instant().minus(properties.idempotencyWindow());
             while (repository.purgeKeysOlderThan(cutoff, 10_000) == 10_000) {
                 // next chunk
             }
-        }
-        catch (RuntimeException e) {
-            log.warn("idempotency key purge failed, retrying next run: " + e.getMessage());
-        }
+        });
     }
 
     @Override
@@ -187,7 +191,9 @@ public class Ingest implements SmartLifecycle {
         running = true;
         for (int i = 0; i < properties.writers(); i++) {
             BlockingQueue<SendRequest> queue = queues.get(i);
-            writers.add(Thread.ofVirtual().name("group-commit-" + i).start(() -> write(queue)));
+            List<SendRequest> batch = new ArrayList<>(properties.batchSize());
+            writers.add(loops.start(LOOP, "group-commit-" + i, () -> running || !queue.isEmpty(),
+                    () -> writeOne(queue, batch)));
         }
     }
 

@@ -1,5 +1,11 @@
 /**
- * What the background loops (group commit, fast path, poller, reclaim, reapers, receipts) share
- * to stop: waking their threads and waiting for them within a bound. Calls nothing else.
+ * What the background loops share: running a loop so that every failure it meets is logged and
+ * counted ({@code waterline_loop_errors_total{loop}}) and an {@link java.lang.Error} takes the
+ * process down ({@link dev.waterline.lifecycle.Loops}, {@link dev.waterline.lifecycle.FatalErrors});
+ * gathering a group-commit batch ({@link dev.waterline.lifecycle.Batches}); isolating the one item
+ * of a batch that cannot be stored ({@link dev.waterline.lifecycle.Isolation}); telling an
+ * unreachable database or Redis from a bad item ({@link dev.waterline.lifecycle.Failures}); and
+ * stopping loop threads within a bound ({@link dev.waterline.lifecycle.Workers}). Calls
+ * {@code metrics}.
  */
 package dev.waterline.lifecycle;

@@ -18,7 +18,11 @@ public class WaterlineMetrics {
 
     public static final String[] REJECT_REASONS = {
             "overloaded", "rate_limited", "invalid", "too_large", "not_found", "unavailable"};
-    public static final String[] REAPERS = {"idle", "overload", "attempts"};
+    /**
+     * Why a client left live delivery: the three reapers of PROTOCOL.md §5, a token past its
+     * {@code exp} (4001), and a socket the server could not write to (1011).
+     */
+    public static final String[] REAPERS = {"idle", "overload", "attempts", "expired", "write_failed"};
 
     private final MeterRegistry registry;
     private final Counter accepted;
@@ -100,6 +104,18 @@ public class WaterlineMetrics {
                 .description("clients withdrawn from live delivery").register(registry);
     }
 
+    /** Failures caught by a background loop (PROTOCOL.md §5: never swallowed silently). */
+    public Counter loopErrors(String loop) {
+        return Counter.builder("waterline.loop.errors").tag("loop", loop)
+                .description("failures caught by a background loop").register(registry);
+    }
+
+    /** Items a batched writer could not store and refused alone, its batch's others committed. */
+    public Counter poisoned(String writer) {
+        return Counter.builder("waterline.batch.poisoned").tag("writer", writer)
+                .description("items isolated from their batch and refused (data error)").register(registry);
+    }
+
     public void outbox(long depth, long oldestAgeSeconds) {
         outboxDepth.set(depth);
         outboxOldestAgeSeconds.set(oldestAgeSeconds);
@@ -112,6 +128,12 @@ public class WaterlineMetrics {
     /** Registers a further counter a capability keeps (beyond PROTOCOL.md's list). */
     public Counter counter(String name, String description) {
         return Counter.builder(name).description(description).register(registry);
+    }
+
+    /** Registers a counter whose value its owner keeps (monotonic). */
+    public void functionCounter(String name, String description, Supplier<Number> value) {
+        io.micrometer.core.instrument.FunctionCounter.builder(name, value, v -> v.get().doubleValue())
+                .description(description).register(registry);
     }
 
     /** Registers a gauge whose value its owner computes: connections, queue depths. */

@@ -1,24 +1,26 @@
 package dev.waterline.reaper;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.WatermarkIndex;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
 /**
  * The idle and overload reapers (the attempts reaper lives where re-sends are decided, in the
- * poller).
+ * poller), and the end of a session whose token expired.
  *
- * <p>Loop (one virtual thread, every {@code interval}): withdraw with 4000 every connection that
- * has sent nothing for {@code idle-timeout}; read every user's pending count in one call and
+ * <p>Loop (one loop of {@link Loops}, every {@code interval}): withdraw with 4001 every connection
+ * whose token is no longer accepted ({@code exp} plus the clock skew: the same instant a reconnect
+ * with that token would be refused, so the client must fetch a fresh one); withdraw with 4000
+ * every connection that has sent nothing for {@code idle-timeout}; read every user's pending count in one call and
  * withdraw with 4008 the connection of every user holding more than {@code max-pending}.
  * Connections younger than {@code reconnect-grace} are spared. A client can trip two reapers at
  * once; the second withdrawal is a no-op. On a Redis error the overload check waits for the next
@@ -27,16 +29,21 @@ import org.springframework.stereotype.Component;
 @Component
 class Reapers implements SmartLifecycle {
 
-    private static final Log log = LogFactory.getLog(Reapers.class);
+    static final String LOOP = "reapers";
 
     private final ReaperProperties properties;
+    private final Loops loops;
+    private final Clock clock;
     private final SessionRegistry sessions;
     private final WatermarkIndex watermark;
     private final Withdrawals withdrawals;
     private volatile boolean running;
     private Thread thread;
 
-    Reapers(ReaperProperties properties, SessionRegistry sessions, WatermarkIndex watermark, Withdrawals withdrawals) {
+    Reapers(ReaperProperties properties, SessionRegistry sessions, WatermarkIndex watermark, Withdrawals withdrawals,
+            Loops loops, Clock clock) {
+        this.loops = loops;
+        this.clock = clock;
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
@@ -46,7 +53,12 @@ class Reapers implements SmartLifecycle {
     void round() {
         long now = System.nanoTime();
         long idle = properties.idleTimeout().toNanos();
+        long wallMillis = clock.millis();
         for (ClientSession s : sessions.all()) {
+            if (wallMillis >= s.tokenGoodUntilMillis()) {
+                withdrawals.withdraw(s, "expired", 4001, "the session's token expired; reconnect with a fresh token");
+                continue;
+            }
             if (spared(s, now)) {
                 continue;
             }
@@ -60,7 +72,7 @@ class Reapers implements SmartLifecycle {
             counts = watermark.pendingCounts();
         }
         catch (RuntimeException e) {
-            log.debug("overload reaper skipped a round (Redis): " + e);
+            loops.failed(LOOP, e);   // the overload check waits for the next round
             return;
         }
         for (var e : counts.entrySet()) {
@@ -78,22 +90,15 @@ class Reapers implements SmartLifecycle {
         return now - s.openedNanos() < properties.reconnectGrace().toNanos();
     }
 
-    private void loop() {
-        while (running) {
-            LockSupport.parkNanos(properties.interval().toNanos());
-            try {
-                round();
-            }
-            catch (RuntimeException e) {
-                log.warn("reaper round failed: " + e.getMessage());
-            }
-        }
+    private void step() {
+        LockSupport.parkNanos(properties.interval().toNanos());
+        round();
     }
 
     @Override
     public void start() {
         running = true;
-        thread = Thread.ofVirtual().name("reapers").start(this::loop);
+        thread = loops.start(LOOP, "reapers", () -> running, this::step);
     }
 
     @Override

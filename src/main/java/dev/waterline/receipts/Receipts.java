@@ -9,86 +9,74 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 
+import dev.waterline.lifecycle.Batches;
+import dev.waterline.lifecycle.Failures;
+import dev.waterline.lifecycle.Isolation;
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
+import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.dao.DataAccessException;
-import org.springframework.transaction.TransactionException;
 import org.springframework.stereotype.Component;
 
 /**
  * Group-commits read receipts and pushes them to the other members.
  *
- * <p>Loop (one virtual thread): take a receipt, gather up to {@code batch-size} within
- * {@code linger}, keep the highest seq per (chat, user), upsert them in one transaction, then
- * push a {@code read} frame to every other connected member of each chat. A receipt for a chat
- * the sender is not a member of is answered {@code not_found}. On a database error the batch's
- * senders get {@code unavailable}; receipts are cumulative, so the next one repairs it. Stops with
- * the context after draining the queue.
+ * <p>Loop (one loop of {@link Loops}): gather up to {@code batch-size} receipts within
+ * {@code linger} ({@link Batches}), keep the highest seq per (chat, user), upsert them in one
+ * transaction, then push a {@code read} frame to every other connected member of each chat whose
+ * receipt moved. A receipt that does not raise the reader's {@code readSeq} is neither stored nor
+ * pushed (a client repeating one receipt must not make every member's socket busy). A receipt for
+ * a chat the sender is not a member of is answered {@code not_found}. On a database error the
+ * batch's senders get {@code unavailable}; receipts are cumulative, so the next one repairs it.
+ * Any other failure is isolated to the receipt that causes it ({@link Isolation}: answered
+ * {@code invalid}, counted in {@code waterline_batch_poisoned_total{writer="receipts"}}), so one
+ * client's receipt never fails another's. Stops with the context after draining the queue.
  */
 @Component
 public class Receipts implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(Receipts.class);
+    static final String LOOP = "receipts";
 
     private final ReceiptProperties properties;
     private final ReceiptRepository repository;
     private final SessionRegistry sessions;
+    private final WaterlineMetrics metrics;
+    private final Loops loops;
     private final BlockingQueue<ReadRequest> queue;
+    private final List<ReadRequest> batch = new ArrayList<>();
     private volatile boolean running;
     private Thread thread;
 
-    Receipts(ReceiptProperties properties, ReceiptRepository repository, SessionRegistry sessions) {
+    Receipts(ReceiptProperties properties, ReceiptRepository repository, SessionRegistry sessions,
+             WaterlineMetrics metrics, Loops loops) {
         this.properties = properties;
         this.repository = repository;
         this.sessions = sessions;
+        this.metrics = metrics;
+        this.loops = loops;
         this.queue = new ArrayBlockingQueue<>(properties.queueSize());
+        metrics.poisoned(LOOP);
     }
 
     public boolean offer(ReadRequest read) {
         return running && queue.offer(read);
     }
 
-    private void loop() {
-        List<ReadRequest> batch = new ArrayList<>();
-        while (running || !queue.isEmpty()) {
-            try {
-                ReadRequest first = queue.poll(100, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    continue;
-                }
-                batch.add(first);
-                long deadline = System.nanoTime() + properties.linger().toNanos();
-                while (batch.size() < properties.batchSize()) {
-                    queue.drainTo(batch, properties.batchSize() - batch.size());
-                    long left = deadline - System.nanoTime();
-                    if (batch.size() >= properties.batchSize() || left <= 0) {
-                        break;
-                    }
-                    ReadRequest next = queue.poll(left, TimeUnit.NANOSECONDS);
-                    if (next == null) {
-                        break;
-                    }
-                    batch.add(next);
-                }
+    private void step() throws InterruptedException {
+        try {
+            if (Batches.gather(queue, batch, properties.batchSize(), properties.linger().toNanos(), 100)) {
                 commit(batch);
             }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            catch (RuntimeException e) {
-                log.warn("read receipt batch failed: " + e);
-            }
-            finally {
-                batch.clear();
-            }
+        }
+        finally {
+            batch.clear();
         }
     }
 
@@ -97,39 +85,63 @@ public class Receipts implements SmartLifecycle {
         for (ReadRequest r : batch) {
             highest.merge(r.chatId() + '\u0000' + r.from().userId(), r, (a, b) -> a.seq() >= b.seq() ? a : b);
         }
-        List<ReadRequest> reads = List.copyOf(highest.values());
+        int poisoned = Isolation.commit(List.copyOf(highest.values()), this::store, (r, e) -> {
+            log.error("a read receipt of " + r.from().userId() + " for chat " + r.chatId()
+                    + " failed its batch alone and is refused as invalid", e);
+            r.from().send(Frames.error("invalid", "the read receipt could not be stored", null));
+        });
+        if (poisoned > 0) {
+            metrics.poisoned(LOOP).increment(poisoned);
+        }
+    }
+
+    /** Stores and pushes these receipts; throws only for a failure one of them may cause. */
+    private void store(List<ReadRequest> reads) {
         ReceiptRepository.Result result;
         try {
             result = repository.store(reads);
         }
-        catch (DataAccessException | TransactionException e) {
-            for (ReadRequest r : batch) {
+        catch (RuntimeException e) {
+            if (!Failures.unavailable(e)) {
+                throw e;
+            }
+            log.warn("database unavailable, " + reads.size() + " read receipts not stored: " + Failures.describe(e));
+            for (ReadRequest r : reads) {
                 r.from().send(Frames.error("unavailable", "the database could not be reached; read receipt not stored", null));
             }
             return;
         }
-        Set<String> stored = new HashSet<>();
-        for (ReceiptRepository.Stored s : result.stored()) {
-            stored.add(s.chatId() + '\u0000' + s.userId());
-            String frame = Frames.read(s.chatId(), s.userId(), s.seq());
-            for (String member : result.members().getOrDefault(s.chatId(), List.of())) {
-                ClientSession to = member.equals(s.userId()) ? null : sessions.get(member);
-                if (to != null) {
-                    to.send(frame);
+        try {
+            Set<String> members = new HashSet<>();
+            for (ReceiptRepository.Stored s : result.stored()) {
+                members.add(s.chatId() + '\u0000' + s.userId());
+                if (!s.raised()) {
+                    continue;
+                }
+                String frame = Frames.read(s.chatId(), s.userId(), s.seq());
+                for (String member : result.members().getOrDefault(s.chatId(), List.of())) {
+                    ClientSession to = member.equals(s.userId()) ? null : sessions.get(member);
+                    if (to != null) {
+                        to.send(frame);
+                    }
+                }
+            }
+            for (ReadRequest r : reads) {
+                if (!members.contains(r.chatId() + '\u0000' + r.from().userId())) {
+                    r.from().send(Frames.error("not_found", "no such chat", null));
                 }
             }
         }
-        for (ReadRequest r : reads) {
-            if (!stored.contains(r.chatId() + '\u0000' + r.from().userId())) {
-                r.from().send(Frames.error("not_found", "no such chat", null));
-            }
+        catch (RuntimeException e) {
+            // stored already: a retry would store nothing new, so the failure is only counted
+            loops.failed(LOOP, e);
         }
     }
 
     @Override
     public void start() {
         running = true;
-        thread = Thread.ofVirtual().name("read-receipts").start(this::loop);
+        thread = loops.start(LOOP, "read-receipts", () -> running || !queue.isEmpty(), this::step);
     }
 
     @Override

@@ -16,7 +16,8 @@ public interface ClientSession {
     /**
      * Writes one text frame. Thread-safe; never blocks on a slow client for long (writes beyond
      * the connection's send buffer or time limit close it). Returns false when the frame could
-     * not be handed to the socket.
+     * not be handed to the socket; a write that fails for any other reason withdraws the
+     * connection and closes it with 1011 (never an ack).
      */
     boolean send(String frame);
 
@@ -25,6 +26,28 @@ public interface ClientSession {
 
     /** When the client last sent a frame (any frame), in {@link System#nanoTime()} terms. */
     long lastReceivedNanos();
+
+    /**
+     * Epoch milliseconds from which the token this connection was opened with is no longer
+     * accepted ({@code exp} plus the clock skew); {@link Long#MAX_VALUE} when it never expires.
+     * The connection is closed with 4001 then.
+     */
+    long tokenGoodUntilMillis();
+
+    /**
+     * Takes one in-flight credit and one token of the connection's rate for a {@code send};
+     * false when either is spent (nothing taken). The credit comes back with {@link #answered}.
+     */
+    boolean admitSend();
+
+    /** Returns the credit of a {@code send} that has been answered. */
+    void answered();
+
+    /**
+     * Takes one token of the connection's rate (shared with sends) for a frame that costs work but
+     * holds no credit, such as a read receipt; false when the rate is spent.
+     */
+    boolean admitRate();
 
     /** Closes the connection with a WebSocket close code. Idempotent. */
     void close(int code, String reason);

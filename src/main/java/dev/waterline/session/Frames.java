@@ -3,6 +3,7 @@ package dev.waterline.session;
 import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /** Server-to-client frames of PROTOCOL.md §3, serialised once here so every writer agrees. */
@@ -53,6 +54,16 @@ public final class Frames {
 
     public static String pong() {
         return "{\"type\":\"pong\"}";
+    }
+
+    /** A frame field that must be an id: the string, or null when absent, not a string, or not an acceptable id. */
+    public static String id(JsonNode frame, String field, int maxLength) {
+        JsonNode v = frame.get(field);
+        if (v == null || !v.isString() || v.asString().isBlank()
+                || dev.waterline.input.InputGate.idProblem(v.asString(), 1, maxLength) != null) {
+            return null;
+        }
+        return v.asString();
     }
 
     /** Bytes of {@code s} in UTF-8 (a lone surrogate counts as the 3 bytes of its replacement). */

@@ -10,6 +10,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
+import dev.waterline.lifecycle.Failures;
+import dev.waterline.lifecycle.Isolation;
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.session.ClientSession;
@@ -30,8 +33,9 @@ import org.springframework.stereotype.Component;
  * ids (or the frame alone fills a call) the gateway's thread records it itself: no ack is dropped
  * for want of room, and a client streaming huge ack frames is slowed by its own socket. A Redis
  * error drops the call's acks, as a failed single call did: their rows stay pending and are
- * re-delivered, never acked by the server. On stop the worker records what is still queued,
- * once, and exits; an ack queued after that pass is taken back and recorded by its caller.
+ * re-delivered, never acked by the server; any other failure of a call is isolated to the
+ * connection whose ids cause it ({@link Isolation}). On stop the worker exits and what is still
+ * queued is recorded once; an ack queued after that pass is taken back and recorded by its caller.
  */
 @Component
 public class AckRecorder implements SmartLifecycle {
@@ -48,14 +52,18 @@ public class AckRecorder implements SmartLifecycle {
     private record Ack(ClientSession session, long[] ids) {
     }
 
+    static final String LOOP = "acks";
+
     private final WatermarkIndex index;
     private final WaterlineMetrics metrics;
+    private final Loops loops;
     private final BlockingQueue<Ack> queue = new LinkedBlockingQueue<>();
     private final Semaphore room = new Semaphore(QUEUED_IDS);
     private volatile boolean running;
     private Thread worker;
 
-    AckRecorder(WatermarkIndex index, WaterlineMetrics metrics) {
+    AckRecorder(WatermarkIndex index, WaterlineMetrics metrics, Loops loops) {
+        this.loops = loops;
         this.index = index;
         this.metrics = metrics;
     }
@@ -81,26 +89,24 @@ public class AckRecorder implements SmartLifecycle {
         }
     }
 
-    private void work() {
-        List<Ack> taken = new ArrayList<>();
-        while (running) {
-            try {
-                Ack first = queue.poll(200, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    continue;
-                }
-                taken.add(first);
-                drainUpTo(taken);
-                recordTaken(taken);
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+    /** One step: what has queued, recorded in one call. */
+    private void workOne(List<Ack> taken) throws InterruptedException {
+        try {
+            Ack first = queue.poll(200, TimeUnit.MILLISECONDS);
+            if (first == null) {
                 return;
             }
-            finally {
-                taken.clear();
-            }
+            taken.add(first);
+            drainUpTo(taken);
+            recordTaken(taken);
         }
+        finally {
+            taken.clear();
+        }
+    }
+
+    /** After the loop ends: what is still queued, recorded once. */
+    private void recordRest() {
         List<Ack> rest = new ArrayList<>();
         queue.drainTo(rest);
         for (int from = 0; from < rest.size(); from += 256) {
@@ -139,6 +145,21 @@ public class AckRecorder implements SmartLifecycle {
         }
         List<WatermarkIndex.Group> groups = new ArrayList<>(bySession.size());
         bySession.forEach((session, parts) -> groups.add(new WatermarkIndex.Group(session, concat(parts))));
+        int poisoned = Isolation.commit(groups, this::recordGroups, (g, e) -> {
+            log.error("the acks of " + g.session().userId() + " failed their call alone and were dropped; "
+                    + "their rows will be re-delivered", e);
+        });
+        if (poisoned > 0) {
+            metrics.poisoned(LOOP).increment(poisoned);
+        }
+    }
+
+    /**
+     * One {@code ack.lua} call for these groups. Redis unreachable: the acks are dropped (counted
+     * and logged), as a failed single call did: their rows stay pending and are re-delivered,
+     * never acked by the server. Any other failure is thrown, to be isolated to its group.
+     */
+    private void recordGroups(List<WatermarkIndex.Group> groups) {
         try {
             long acked = 0;
             for (long n : index.ack(groups)) {
@@ -147,7 +168,10 @@ public class AckRecorder implements SmartLifecycle {
             metrics.acked((int) acked);
         }
         catch (RuntimeException e) {
-            log.debug("acks not recorded (watermark index unavailable); their rows will be re-delivered: " + e);
+            if (!Failures.unavailable(e)) {
+                throw e;
+            }
+            loops.failed(LOOP, e);
         }
     }
 
@@ -171,7 +195,8 @@ public class AckRecorder implements SmartLifecycle {
     @Override
     public void start() {
         running = true;
-        worker = Thread.ofPlatform().daemon().name("ack-recorder").start(this::work);
+        List<Ack> taken = new ArrayList<>();
+        worker = loops.startPlatform(LOOP, "ack-recorder", () -> running, () -> workOne(taken));
     }
 
     @Override
@@ -179,6 +204,7 @@ public class AckRecorder implements SmartLifecycle {
         running = false;
         Workers.stop(worker, Duration.ofSeconds(2));
         worker = null;
+        loops.pass(LOOP, this::recordRest);
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRepository;
@@ -35,8 +36,9 @@ import org.springframework.stereotype.Component;
  * below the line that are older than the grace; then the age backstop deletes rows past the
  * outbox retention whatever the line.
  *
- * <p>On any error (Redis or PostgreSQL) the pass stops where it is; nothing is deleted after an
- * error, and a Redis error before the deletes means nothing is deleted at all. Stops with the
+ * <p>On any error (Redis or PostgreSQL) the pass stops where it is (logged and counted by
+ * {@link Loops}, {@code reclaim}); nothing is deleted after an error, and a Redis error before the
+ * deletes means nothing is deleted at all. Stops with the
  * context. Keeps I2: a row goes only when no connected client has it pending, so its recipient
  * acked it, was withdrawn, or was never connected to get it live (and recovers it from history).
  * The rotating marker closes the gap of a Redis that loses data but keeps a marker (a stale
@@ -49,7 +51,10 @@ public class Reclaim implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(Reclaim.class);
 
+    static final String LOOP = "reclaim";
+
     private final ReclaimProperties properties;
+    private final Loops loops;
     private final Duration outboxRetention;
     private final WatermarkIndex watermark;
     private final MarkerStore markers;
@@ -67,7 +72,8 @@ public class Reclaim implements SmartLifecycle {
 
     Reclaim(ReclaimProperties properties, @Value("${waterline.retention.outbox:26h}") Duration outboxRetention,
             WatermarkIndex watermark, MarkerStore markers, OutboxRepository outbox, SessionRegistry sessions,
-            WaterlineMetrics metrics, IndexHealth health, Clock clock) {
+            WaterlineMetrics metrics, IndexHealth health, Loops loops, Clock clock) {
+        this.loops = loops;
         this.health = health;
         this.properties = properties;
         this.outboxRetention = outboxRetention;
@@ -186,16 +192,13 @@ public class Reclaim implements SmartLifecycle {
                 + (trusted ? "" : "; a suspicion arose meanwhile, rebuilding again on the next pass"));
     }
 
-    private void loop() {
-        long pause = properties.interval().toNanos();
-        while (running) {
-            try {
-                pass();
-            }
-            catch (RuntimeException e) {
-                log.warn("reclaim pass stopped, nothing more deleted this pass: " + e.getMessage());
-            }
-            LockSupport.parkNanos(pause);
+    /** One pass, then the interval. A pass that fails stops where it is (nothing more deleted) and is counted. */
+    private void step() {
+        try {
+            pass();
+        }
+        finally {
+            LockSupport.parkNanos(properties.interval().toNanos());
         }
     }
 
@@ -203,7 +206,7 @@ public class Reclaim implements SmartLifecycle {
     public void start() {
         running = true;
         if (properties.enabled()) {
-            thread = Thread.ofVirtual().name("outbox-reclaim").start(this::loop);
+            thread = loops.start(LOOP, "outbox-reclaim", () -> running, this::step);
         }
     }
 

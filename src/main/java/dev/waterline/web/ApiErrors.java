@@ -1,70 +1,97 @@
 package dev.waterline.web;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 
+import dev.waterline.input.InputGate;
+import dev.waterline.lifecycle.Failures;
+import dev.waterline.metrics.WaterlineMetrics;
+import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
-import org.springframework.jdbc.CannotGetJdbcConnectionException;
-import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.web.ErrorResponse;
 import org.springframework.web.HttpMediaTypeNotSupportedException;
-import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
-import org.springframework.web.servlet.resource.NoResourceFoundException;
 
-/** Maps failures to PROTOCOL.md's error bodies: {@code {"error":"invalid","message":"…"}} and friends. */
+/**
+ * Maps every failure of a REST request to PROTOCOL.md's error body,
+ * {@code {"error":"<code>","message":"…"}}: the ones the API names (400 invalid, 404 not_found,
+ * 429 rate_limited, 503 unavailable), Spring MVC's own (405, 406, 415 …, by their status), and
+ * anything unexpected (500 internal: logged with its stack trace and counted in
+ * {@code waterline_api_errors_total}, never Spring's default body). A message that echoes input
+ * is made writable first ({@link InputGate#printable}).
+ */
 @RestControllerAdvice
 class ApiErrors {
 
     private static final Log log = LogFactory.getLog(ApiErrors.class);
 
+    private final Counter unexpected;
+
+    ApiErrors(WaterlineMetrics metrics) {
+        this.unexpected = metrics.counter("waterline.api.errors", "REST requests that failed unexpectedly (500)");
+    }
+
     @ExceptionHandler(ApiException.class)
     ResponseEntity<Map<String, String>> api(ApiException e) {
-        return body(e.status(), e.code(), e.getMessage());
+        ResponseEntity<Map<String, String>> answer = body(e.status(), e.code(), e.getMessage());
+        if (e.retryAfterSeconds() >= 0) {
+            return ResponseEntity.status(answer.getStatusCode())
+                    .header(org.springframework.http.HttpHeaders.RETRY_AFTER, Long.toString(e.retryAfterSeconds()))
+                    .body(answer.getBody());
+        }
+        return answer;
     }
 
     @ExceptionHandler({HttpMessageNotReadableException.class, MethodArgumentTypeMismatchException.class,
             MissingServletRequestParameterException.class, HttpMediaTypeNotSupportedException.class})
     ResponseEntity<Map<String, String>> unreadable(Exception e) {
-        return body(HttpStatus.BAD_REQUEST, "invalid", "malformed request: " + firstLine(e.getMessage()));
+        return body(HttpStatus.BAD_REQUEST, "invalid", "malformed request: " + Failures.describe(e));
     }
 
-    @ExceptionHandler(HttpRequestMethodNotSupportedException.class)
-    ResponseEntity<Map<String, String>> method(HttpRequestMethodNotSupportedException e) {
-        return body(HttpStatus.METHOD_NOT_ALLOWED, "method_not_allowed", e.getMessage());
-    }
-
-    @ExceptionHandler(NoResourceFoundException.class)
-    ResponseEntity<Map<String, String>> noResource(NoResourceFoundException e) {
-        return body(HttpStatus.NOT_FOUND, "not_found", "no such endpoint");
-    }
-
-    @ExceptionHandler({CannotGetJdbcConnectionException.class, DataAccessResourceFailureException.class,
-            TransientDataAccessException.class, CannotCreateTransactionException.class})
-    ResponseEntity<Map<String, String>> unavailable(Exception e) {
-        log.warn("database unavailable: " + firstLine(e.getMessage()));
-        return body(HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the database could not be reached");
-    }
-
-    private static ResponseEntity<Map<String, String>> body(HttpStatus status, String code, String message) {
-        Map<String, String> body = new java.util.LinkedHashMap<>();
-        body.put("error", code);
-        body.put("message", message == null ? code : message);
-        return ResponseEntity.status(status).body(body);
-    }
-
-    private static String firstLine(String s) {
-        if (s == null) {
-            return "";
+    @ExceptionHandler(Exception.class)
+    ResponseEntity<Map<String, String>> other(Exception e) {
+        if (e instanceof ErrorResponse known) {
+            HttpStatusCode status = known.getStatusCode();
+            return body(status, code(status.value()), known.getBody().getDetail());
         }
-        int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
+        if (Failures.unavailable(e)) {
+            log.warn("database unavailable: " + Failures.describe(e));
+            return body(HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the database could not be reached");
+        }
+        unexpected.increment();
+        log.error("REST request failed unexpectedly", e);
+        return body(HttpStatus.INTERNAL_SERVER_ERROR, "internal", "the server failed to answer this request");
+    }
+
+    /** The error code PROTOCOL.md uses for an HTTP status. */
+    static String code(int status) {
+        return switch (status) {
+            case 400, 415, 422 -> "invalid";
+            case 401 -> "unauthorized";
+            case 403 -> "forbidden";
+            case 404 -> "not_found";
+            case 405 -> "method_not_allowed";
+            case 406 -> "not_acceptable";
+            case 409 -> "conflict";
+            case 413 -> "too_large";
+            case 429 -> "rate_limited";
+            case 503 -> "unavailable";
+            default -> status >= 500 ? "internal" : "invalid";
+        };
+    }
+
+    static ResponseEntity<Map<String, String>> body(HttpStatusCode status, String code, String message) {
+        Map<String, String> body = new LinkedHashMap<>();
+        body.put("error", code);
+        body.put("message", message == null ? code : InputGate.printable(message));
+        return ResponseEntity.status(status).body(body);
     }
 }

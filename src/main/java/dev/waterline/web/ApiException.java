@@ -7,11 +7,22 @@ public class ApiException extends RuntimeException {
 
     private final HttpStatus status;
     private final String code;
+    private final long retryAfterSeconds;
 
     public ApiException(HttpStatus status, String code, String message) {
-        super(message);
+        this(status, code, message, -1);
+    }
+
+    /** With a {@code Retry-After} header of {@code retryAfterSeconds} (none when negative). */
+    public ApiException(HttpStatus status, String code, String message, long retryAfterSeconds) {
+        super(message, null, false, false);
         this.status = status;
         this.code = code;
+        this.retryAfterSeconds = retryAfterSeconds;
+    }
+
+    public long retryAfterSeconds() {
+        return retryAfterSeconds;
     }
 
     public static ApiException invalid(String message) {

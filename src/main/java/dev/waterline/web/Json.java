@@ -3,12 +3,49 @@ package dev.waterline.web;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.waterline.input.InputGate;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /** Strict field readers for request bodies: a wrong type is {@code invalid}, never coerced. */
 public final class Json {
 
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
     private Json() {
+    }
+
+    /**
+     * {@code value} serialised now, as the body of an answer: for an answer built within a
+     * {@link DatabaseTurns} turn, so that building it is bounded with the queries that fed it.
+     */
+    public static ResponseEntity<byte[]> answer(HttpStatus status, Object value) {
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_JSON).body(JSON.writeValueAsBytes(value));
+    }
+
+    /** A required id (a user id, PROTOCOL.md §1): {@code 1..max} characters, not blank, no control characters. */
+    public static String id(JsonNode body, String field, int max) {
+        String s = string(body, field, 1, max);
+        String problem = InputGate.idProblem(s, 1, max);
+        if (problem != null) {
+            throw ApiException.invalid(field + " " + problem);
+        }
+        return s;
+    }
+
+    /** A required array of ids, each as {@link #id}. */
+    public static List<String> ids(JsonNode body, String field, int maxEach) {
+        List<String> out = strings(body, field, maxEach);
+        for (String s : out) {
+            String problem = InputGate.idProblem(s, 1, maxEach);
+            if (problem != null) {
+                throw ApiException.invalid(field + " must hold user ids: one " + problem);
+            }
+        }
+        return out;
     }
 
     public static JsonNode object(JsonNode body) {

@@ -18,14 +18,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * History reads take bounded turns at PostgreSQL, so a storm of resyncs cannot hold every pooled
- * connection: with one turn, a page that cannot get it within max-wait is answered 503
- * {@code unavailable}, and the page holding it completes once PostgreSQL answers.
+ * REST reads take bounded turns at PostgreSQL, so a storm of resyncs (or of any REST calls)
+ * cannot hold every pooled connection: with one turn, a page that cannot get it within max-wait
+ * is answered 503 {@code unavailable}, as is a chat list asked meanwhile, and the page holding
+ * the turn completes once PostgreSQL answers.
  */
 @WaterlineIntegrationTest
 @TestPropertySource(properties = {
-        "waterline.history.max-concurrent-reads=1",
-        "waterline.history.max-wait=300ms",
+        "waterline.api.max-concurrent-queries=1",
+        "waterline.api.max-wait=300ms",
         "waterline.embedded.database=history_gate",
         "spring.data.redis.database=11"})
 class HistoryReadGateIntegrationTests {
@@ -57,6 +58,8 @@ class HistoryReadGateIntegrationTests {
             Api.Response refused = api.get(path, alice);
             assertThat(refused.status()).isEqualTo(503);
             assertThat(refused.body().get("error").asString()).isEqualTo("unavailable");
+            Api.Response list = api.get("/api/chats", alice);
+            assertThat(list.status()).as("the chat list waits for the same turns").isEqualTo(503);
             assertThat(holder).isNotDone();
             blocker.rollback();
         }

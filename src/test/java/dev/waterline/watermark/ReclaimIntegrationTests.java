@@ -3,6 +3,7 @@ package dev.waterline.watermark;
 import java.time.Clock;
 import java.time.Duration;
 
+import dev.waterline.lifecycle.Loops;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRepository;
 import dev.waterline.session.SessionRegistry;
@@ -62,6 +63,9 @@ class ReclaimIntegrationTests {
 
     @Autowired
     WaterlineMetrics metrics;
+
+    @Autowired
+    Loops loops;
 
     Api api;
 
@@ -190,7 +194,7 @@ class ReclaimIntegrationTests {
             redis.opsForZSet().remove(WatermarkIndex.PINS, "gc-start-bob");
             age(unacked);
             Reclaim restarted = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
-                    Duration.ofHours(26), index, markers, outbox, sessions, metrics, new IndexHealth(), Clock.systemUTC());
+                    Duration.ofHours(26), index, markers, outbox, sessions, metrics, new IndexHealth(), loops, Clock.systemUTC());
 
             assertThat(restarted.pass()).isZero();
             assertThat(exists(unacked)).isTrue();
@@ -215,7 +219,7 @@ class ReclaimIntegrationTests {
                 StringRedisTemplate down = new StringRedisTemplate(nowhere);
                 Reclaim cut = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
                         Duration.ofHours(26), new WatermarkIndex(down), markers, outbox, sessions, metrics, new IndexHealth(),
-                        Clock.systemUTC());
+                        loops, Clock.systemUTC());
                 assertThatThrownBy(cut::pass).isInstanceOf(RuntimeException.class);
                 assertThat(exists(row)).isTrue();
             }

@@ -46,6 +46,25 @@ class WatermarkIndexIntegrationTests {
         }
 
         @Override
+        public long tokenGoodUntilMillis() {
+            return Long.MAX_VALUE;
+        }
+
+        @Override
+        public boolean admitSend() {
+            return true;
+        }
+
+        @Override
+        public void answered() {
+        }
+
+        @Override
+        public boolean admitRate() {
+            return true;
+        }
+
+        @Override
         public void close(int code, String reason) {
         }
     }

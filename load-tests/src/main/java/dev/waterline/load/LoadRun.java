@@ -506,11 +506,20 @@ final class LoadRun {
             b.header("Authorization", "Bearer " + token);
         }
         try {
-            HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() / 100 != 2) {
-                throw new IllegalStateException(r.request().uri() + " answered " + r.statusCode() + " " + r.body());
+            HttpRequest request = b.build();
+            for (int attempt = 1; ; attempt++) {
+                HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 429 && attempt < 10) {
+                    // over the server's REST rate: wait as it asks, as any client must
+                    long seconds = r.headers().firstValueAsLong("Retry-After").orElse(1);
+                    TimeUnit.SECONDS.sleep(Math.max(1, Math.min(seconds, 30)));
+                    continue;
+                }
+                if (r.statusCode() / 100 != 2) {
+                    throw new IllegalStateException(r.request().uri() + " answered " + r.statusCode() + " " + r.body());
+                }
+                return JSON.readTree(r.body());
             }
-            return JSON.readTree(r.body());
         }
         catch (IOException e) {
             throw new IllegalStateException(e);

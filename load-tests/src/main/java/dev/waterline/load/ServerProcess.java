@@ -42,6 +42,8 @@ final class ServerProcess implements AutoCloseable {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
+        // As every launcher of the server does: an OutOfMemoryError ends the process at once.
+        cmd.add("-XX:+ExitOnOutOfMemoryError");
         for (String opt : cfg.serverJvmOpts().trim().split("\\s+")) {
             if (!opt.isEmpty()) {
                 cmd.add(opt);
@@ -52,6 +54,12 @@ final class ServerProcess implements AutoCloseable {
         cmd.add("--server.port=" + port);
         cmd.add("--server.address=127.0.0.1");
         cmd.add("--waterline.embedded.data-dir=" + workDir.resolve("data").toAbsolutePath());
+        // Every simulated client connects from this one address, and the set-up mints every
+        // client's token from it: the per-address connection cap and the REST rate limit, made
+        // for many clients on many addresses, are lifted unless the run sets them itself.
+        lift(cmd, cfg.serverArgs(), "--waterline.gateway.max-connections-per-address", "0");
+        lift(cmd, cfg.serverArgs(), "--waterline.api.requests-per-second", "1000000");
+        lift(cmd, cfg.serverArgs(), "--waterline.api.burst", "1000000");
         cmd.addAll(cfg.serverArgs());
         Path log = workDir.resolve("server.log");
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -59,6 +67,12 @@ final class ServerProcess implements AutoCloseable {
         ServerProcess server = new ServerProcess(p, base, log);
         server.awaitReady(Duration.ofSeconds(180));
         return server;
+    }
+
+    private static void lift(List<String> cmd, List<String> given, String option, String value) {
+        if (given.stream().noneMatch(a -> a.startsWith(option + "="))) {
+            cmd.add(option + "=" + value);
+        }
     }
 
     String baseUrl() {
