@@ -91,7 +91,8 @@ public class Tokens {
         DefaultJWTClaimsVerifier<SecurityContext> claims = new DefaultJWTClaimsVerifier<>(audience, exact, required, null);
         claims.setMaxClockSkew((int) properties.clockSkew().toSeconds());
         processor.setJWTClaimsSetVerifier(claims);
-        this.skewMillis = properties.clockSkew().toMillis();
+        // nimbus counts the skew in whole seconds; the remembered tokens use the same instant
+        this.skewMillis = properties.clockSkew().toSeconds() * 1000;
         try {
             this.signer = new MACSigner(key);
         }

@@ -38,8 +38,9 @@ public class ChatRepository {
 
     /**
      * One page of a user's chats, in chat id order (ids are ULIDs: creation order), after a
-     * cursor. The page stops early once the member ids of the chats before a chat pass a byte
-     * budget, so that a page of large chats stays small; the members are aggregated only for the
+     * cursor. The page stops early once the member ids and titles of the chats before a chat pass
+     * a byte budget (counted as stored: text that JSON escapes takes up to six times as much on
+     * the wire), so that a page of large chats stays small; the members are aggregated only for the
      * chats that make the page. {@code total} tells how many chats the limit admitted, so the
      * caller knows whether the budget cut the page. 1: user id, 2: cursor (exclusive; '' for the
      * first page), 3: chats wanted (one more than the page, to know whether more follow), 4: byte
@@ -48,7 +49,8 @@ public class ChatRepository {
     private static final String CHATS_OF_USER = """
             WITH page AS (
                 SELECT me.chat_id,
-                       (SELECT sum(octet_length(m.user_id) + 3) FROM chat_members m WHERE m.chat_id = me.chat_id) AS bytes
+                       (SELECT sum(octet_length(m.user_id) + 3) FROM chat_members m WHERE m.chat_id = me.chat_id)
+                       + (SELECT COALESCE(octet_length(c.title), 0) + 64 FROM chats c WHERE c.chat_id = me.chat_id) AS bytes
                 FROM chat_members me
                 WHERE me.user_id = ? AND me.chat_id > ?
                 ORDER BY me.chat_id

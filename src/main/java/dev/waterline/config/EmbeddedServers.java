@@ -71,7 +71,8 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         if (!needPostgres && !named(env, List.of("spring.datasource.url"))) {
             // Named through Hikari's own jdbc-url only: Spring Boot still wants spring.datasource.url
             // (it would otherwise look for an embedded database to create), so it gets the same one.
-            String hikari = env.getProperty("spring.datasource.hikari.jdbc-url");
+            String hikari = org.springframework.boot.context.properties.bind.Binder.get(env)
+                    .bind("spring.datasource.hikari.jdbc-url", String.class).orElse(null);
             if (hikari != null) {
                 props.put("spring.datasource.url", hikari);
             }
@@ -173,6 +174,11 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
     private static EmbeddedPostgres startPostgres(Path dir, boolean clean, Log log) {
         try {
             Files.createDirectories(dir.getParent());
+            if (clean) {
+                // The library deletes a clean data directory when the JVM exits; a JVM killed
+                // meanwhile leaves part of it, on which initdb then fails. Wiped here instead.
+                deleteRecursively(dir);
+            }
             if (log != null) {
                 log.info("Starting embedded PostgreSQL with data in " + dir);
             }
@@ -214,6 +220,17 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         }
         catch (SQLException e) {
             throw new IllegalStateException("Could not create embedded database " + database, e);
+        }
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
         }
     }
 

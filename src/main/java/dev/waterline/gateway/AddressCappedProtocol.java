@@ -18,7 +18,8 @@ import org.apache.tomcat.util.net.NioEndpoint;
  * accepted, before it costs anything but its descriptor: without it one address opening idle
  * sockets fills {@code max-connections}, and then nobody else (health checks included) gets in.
  * A connection over the cap is closed at once and counted
- * ({@code waterline_gateway_connections_refused_total}). 0 turns the cap off.
+ * ({@code waterline_gateway_connections_refused_total}). 0 turns the cap off. IPv6 peers count
+ * by their /64.
  *
  * <p>Connections are tracked per address by their channel; closed ones are dropped lazily (when
  * an address reaches the cap, and in a sweep at most every 10 s), so a client that closes and
@@ -109,9 +110,23 @@ public class AddressCappedProtocol extends Http11NioProtocol {
             return admitted[0];
         }
 
+        /**
+         * The key a connection counts against: its IPv4 address, or the /64 network of its IPv6
+         * address (one host is handed a whole /64 and could otherwise take a fresh address for
+         * every connection). Null when the channel no longer knows its peer (it is gone already).
+         */
         private static InetAddress remote(SocketChannel socket) {
             try {
-                return socket.getRemoteAddress() instanceof InetSocketAddress a ? a.getAddress() : null;
+                if (!(socket.getRemoteAddress() instanceof InetSocketAddress a)) {
+                    return null;
+                }
+                InetAddress address = a.getAddress();
+                if (address instanceof java.net.Inet6Address) {
+                    byte[] network = java.util.Arrays.copyOf(address.getAddress(), 16);
+                    java.util.Arrays.fill(network, 8, 16, (byte) 0);
+                    return InetAddress.getByAddress(network);
+                }
+                return address;
             }
             catch (IOException e) {
                 return null;

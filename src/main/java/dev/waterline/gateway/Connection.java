@@ -158,9 +158,20 @@ final class Connection implements ClientSession {
         lastReceivedNanos = System.nanoTime();
     }
 
+    /** False from the first failed write or close on: nothing more is written. */
+    private volatile boolean writable = true;
+    private final java.util.concurrent.atomic.AtomicBoolean closeIssued = new java.util.concurrent.atomic.AtomicBoolean();
+
     @Override
     public boolean isOpen() {
-        return out.isOpen();
+        return writable && out.isOpen();
+    }
+
+    /** Stops all writes to this connection at once (its last write failed); false if already stopped. */
+    boolean stopWriting() {
+        boolean was = writable;
+        writable = false;
+        return was;
     }
 
     /**
@@ -185,6 +196,9 @@ final class Connection implements ClientSession {
 
     @Override
     public boolean send(String frame) {
+        if (!writable) {
+            return false;
+        }
         if (!welcomed) {
             synchronized (this) {
                 if (!welcomed) {
@@ -197,7 +211,7 @@ final class Connection implements ClientSession {
     }
 
     private boolean write(String frame) {
-        if (!out.isOpen()) {
+        if (!writable || !out.isOpen()) {
             return false;
         }
         try {
@@ -207,23 +221,51 @@ final class Connection implements ClientSession {
         catch (SessionLimitExceededException e) {
             // A client that does not read: its buffer or write time is spent. Withdraw it from live
             // delivery; it recovers from history on reconnect.
-            writeFailures.failed(this, 4008, "withdrawn: not reading (send buffer or time limit exceeded)", e);
+            if (stopWriting()) {
+                writeFailures.failed(this, 4008, "withdrawn: not reading (send buffer or time limit exceeded)", e);
+            }
             return false;
         }
         catch (Exception e) {
-            writeFailures.failed(this, CloseStatus.SERVER_ERROR.getCode(), "the server could not write to this connection", e);
+            // after a close was issued a write in flight may fail: that is the close, not a failure
+            if (stopWriting() && !closeIssued.get()) {
+                writeFailures.failed(this, CloseStatus.SERVER_ERROR.getCode(), "the server could not write to this connection", e);
+            }
             return false;
         }
     }
 
     /**
-     * Closes the socket. A close that fails finds the socket already closed or broken: the
-     * container then reports it closed ({@code afterConnectionClosed}), which unregisters it.
+     * Closes the connection with {@code code}: writes stop at once, and the close itself runs on
+     * a virtual thread of its own, since it may wait (up to the container's blocking-send timeout)
+     * for a write stuck on a client that does not read, and no loop may wait with it. The close
+     * goes to the container's session directly: Spring's buffering decorator would drop a close
+     * while another thread checks its limits, and would turn any code into 4500 once its buffer
+     * overflowed. Only the first close counts.
      */
     @Override
     public void close(int code, String reason) {
+        writable = false;
+        if (closeIssued.compareAndSet(false, true)) {
+            Thread.startVirtualThread(() -> closeNow(code, reason));
+        }
+    }
+
+    /** Closes now, on the caller's thread (shutdown: the close must be sent before the server stops). */
+    void closeAndWait(int code, String reason) {
+        writable = false;
+        if (closeIssued.compareAndSet(false, true)) {
+            closeNow(code, reason);
+        }
+    }
+
+    /**
+     * A close that fails finds the socket already closed or broken: the container then reports it
+     * closed ({@code afterConnectionClosed}), which unregisters it.
+     */
+    private void closeNow(int code, String reason) {
         try {
-            out.close(new CloseStatus(code, reason));
+            out.getDelegate().close(new CloseStatus(code, reason));
         }
         catch (Exception e) {
             log.debug("close(" + code + ") of " + userId + "'s connection found it broken: " + e);

@@ -8,6 +8,7 @@ import java.util.Map;
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.input.InputGate;
 import dev.waterline.lifecycle.Failures;
+import dev.waterline.lifecycle.ThrottledLog;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
@@ -54,6 +55,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final Withdrawals withdrawals;
     private final WaterlineMetrics metrics;
     private final Counter writeFailures;
+    private final ThrottledLog writeFailureLog = new ThrottledLog();
     private final Counter transportErrors;
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
@@ -135,11 +137,19 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
      */
     private void writeFailed(Connection conn, int code, String reason, Exception cause) {
         writeFailures.increment();
-        log.warn("write to " + conn.userId() + "'s connection failed, withdrawing it (" + code + "): "
-                + Failures.describe(cause));
-        if (!withdrawals.withdraw(conn, code == CloseStatus.SERVER_ERROR.getCode() ? "write_failed" : "overload", code, reason)) {
-            conn.close(code, reason);
+        long unlogged = writeFailureLog.admit();
+        if (unlogged >= 0) {
+            log.warn("write to " + conn.userId() + "'s connection failed, withdrawing it (" + code + "): "
+                    + Failures.describe(cause) + ThrottledLog.more(unlogged));
         }
+        // The withdrawal talks to Redis and the close may wait for a stuck write: neither may hold
+        // up the thread that wrote (a group-commit writer answering, a fast-path worker).
+        String why = code == CloseStatus.SERVER_ERROR.getCode() ? "write_failed" : "send_buffer";
+        Thread.startVirtualThread(() -> {
+            if (!withdrawals.withdraw(conn, why, code, reason)) {
+                conn.close(code, reason);
+            }
+        });
     }
 
     @Override
@@ -176,6 +186,12 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
         if (!ws.isOpen()) {
             return;   // closed (e.g. 1009) while the container still hands over what it had read
+        }
+        if (!sessions.isCurrent(conn)) {
+            // withdrawn, superseded or expired: a frame from it is never acted on, and a close
+            // that has not gone through yet is issued again
+            conn.close(4008, "withdrawn from live delivery; reconnect and resync");
+            return;
         }
         conn.received();
         long max = properties.maxFrameBytes().toBytes();
@@ -285,7 +301,12 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     public void stop() {
         running = false;
         for (ClientSession s : sessions.all()) {
-            s.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+            if (s instanceof Connection c) {
+                c.closeAndWait(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+            }
+            else {
+                s.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+            }
         }
     }
 

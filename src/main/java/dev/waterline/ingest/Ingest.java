@@ -107,9 +107,9 @@ public class Ingest implements SmartLifecycle {
         }
         int poisoned = Isolation.commit(new ArrayList<>(byKey.values()), this::commit, (sends, e) -> {
             SendRequest s = sends.getFirst();
-            log.error("a send from " + s.senderId() + " to chat " + s.chatId() + " failed its group commit alone and is"
-                    + " refused as invalid; the rest of its batch was committed", e);
-            sends.forEach(x -> x.reply().rejected("invalid", "the message could not be stored; not accepted"));
+            loops.failed(LOOP, "a send from " + s.senderId() + " to chat " + s.chatId()
+                    + " failed its group commit alone and is refused as invalid; the rest of its batch was committed", e);
+            sends.forEach(x -> answer(x, r -> r.rejected("invalid", "the message could not be stored; not accepted")));
         });
         if (poisoned > 0) {
             metrics.poisoned(LOOP).increment(poisoned);
@@ -118,8 +118,9 @@ public class Ingest implements SmartLifecycle {
 
     /**
      * Commits the sends of these keys (each key's first send is the one written; the others of a
-     * key are answered alike) and answers them. Throws only for a failure that may be caused by
-     * one of them; an unreachable database answers them all {@code unavailable} here.
+     * key are answered alike) and answers them. Throws only for a failure one of them may have
+     * caused ({@link Failures#causedByItem}); any other failure answers them all
+     * {@code unavailable} here.
      */
     private void commit(List<List<SendRequest>> keys) {
         List<SendRequest> primaries = keys.stream().map(List::getFirst).toList();
@@ -138,41 +139,52 @@ public class Ingest implements SmartLifecycle {
                 }
             }
             catch (RuntimeException e) {
-                if (!Failures.unavailable(e)) {
+                if (Failures.causedByItem(e)) {
                     throw e;
                 }
-                log.warn("database unavailable, " + primaries.size() + " sends not accepted: " + Failures.describe(e));
+                loops.failed(LOOP, primaries.size() + " sends not accepted (unavailable)", e);
                 rejectAll(keys, "unavailable", "the database could not be reached; the message was not accepted");
                 return;
             }
         }
         // Committed: from here on nothing may throw back into the isolation (it would commit again).
-        try {
-            int created = 0;
-            for (List<SendRequest> sends : keys) {
-                IngestRepository.Outcome outcome = result.outcomes().get(sends.getFirst().key());
-                for (SendRequest s : sends) {
-                    if (outcome instanceof IngestRepository.Accepted a) {
-                        s.reply().accepted(a.messageId(), a.chatId(), a.seq(), a.sentAt());
-                    }
-                    else {
-                        s.reply().rejected("not_found", "no such chat");
-                    }
+        int created = 0;
+        for (List<SendRequest> sends : keys) {
+            IngestRepository.Outcome outcome = result.outcomes().get(sends.getFirst().key());
+            for (SendRequest s : sends) {
+                if (outcome instanceof IngestRepository.Accepted a) {
+                    answer(s, r -> r.accepted(a.messageId(), a.chatId(), a.seq(), a.sentAt()));
                 }
-                if (outcome instanceof IngestRepository.Accepted a && !a.replay()) {
-                    created++;
+                else {
+                    answer(s, r -> r.rejected("not_found", "no such chat"));
                 }
             }
-            metrics.accepted(created);
+            if (outcome instanceof IngestRepository.Accepted a && !a.replay()) {
+                created++;
+            }
+        }
+        metrics.accepted(created);
+        try {
             fastPath.offer(result.rows());
         }
         catch (RuntimeException e) {
-            loops.failed(LOOP, e);
+            // committed: the poller delivers what the fast path could not take
+            loops.failed(LOOP, "fast-path hand-off", e);
         }
     }
 
-    private static void rejectAll(List<List<SendRequest>> keys, String code, String message) {
-        keys.forEach(sends -> sends.forEach(s -> s.reply().rejected(code, message)));
+    /** Answers one send; a reply that fails is counted and logged, and the others are still answered. */
+    private void answer(SendRequest s, java.util.function.Consumer<SendReply> how) {
+        try {
+            how.accept(s.reply());
+        }
+        catch (RuntimeException e) {
+            loops.failed(LOOP, "answering a send of " + s.senderId(), e);
+        }
+    }
+
+    private void rejectAll(List<List<SendRequest>> keys, String code, String message) {
+        keys.forEach(sends -> sends.forEach(s -> answer(s, r -> r.rejected(code, message))));
     }
 
     /** Drops idempotency keys past the window, so a reused correlationId then makes a new message. */

@@ -12,7 +12,7 @@ import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.outbox.OutboxRow;
-import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -246,7 +246,8 @@ class IngestRepository {
                 rs -> {
                     String chat = rs.getString(1);
                     if (rs.getLong(2) != lastSeq.get(chat) + perChat.get(chat)) {
-                        throw new DataIntegrityViolationException("seq of chat " + chat + " moved under its lock");
+                        // not any one send's doing: the batch is answered unavailable, and retried by its clients
+                        throw new TransientDataAccessResourceException("seq of chat " + chat + " moved under its lock");
                     }
                 },
                 rs -> {

@@ -36,7 +36,7 @@ public class Loops {
 
     private final WaterlineMetrics metrics;
     private final FatalErrors fatal;
-    private final java.util.concurrent.ConcurrentHashMap<String, Throttle> throttles = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ConcurrentHashMap<String, ThrottledLog> throttles = new java.util.concurrent.ConcurrentHashMap<>();
 
     public Loops(WaterlineMetrics metrics, FatalErrors fatal) {
         this.metrics = metrics;
@@ -100,36 +100,22 @@ public class Loops {
      * by thousands of batches a second cannot flood the log.
      */
     public void failed(String loop, Throwable e) {
+        failed(loop, null, e);
+    }
+
+    /** As {@link #failed(String, Throwable)}, with what was being done, for the log line. */
+    public void failed(String loop, String what, Throwable e) {
         metrics.loopErrors(loop).increment();
-        Throttle t = throttles.computeIfAbsent(loop, k -> new Throttle());
-        long unlogged = t.admit(System.nanoTime());
+        long unlogged = throttles.computeIfAbsent(loop, k -> new ThrottledLog()).admit();
         if (unlogged < 0) {
             return;
         }
-        String more = unlogged == 0 ? "" : " (and " + unlogged + " more since the last one logged)";
-        if (Failures.unavailable(e)) {
-            log.warn("loop " + loop + ": " + Failures.describe(e) + more);
+        String line = "loop " + loop + (what == null ? "" : ": " + what) + ThrottledLog.more(unlogged);
+        if (Failures.infrastructure(e)) {
+            log.warn(line + ": " + Failures.describe(e));
         }
         else {
-            log.error("loop " + loop + " failed" + more, e);
-        }
-    }
-
-    /** At most one log line a second; counts what it holds back. */
-    private static final class Throttle {
-        private long lastNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(2);
-        private long held;
-
-        /** -1 to hold this one back, else how many were held back before it. */
-        synchronized long admit(long now) {
-            if (now - lastNanos < TimeUnit.SECONDS.toNanos(1)) {
-                held++;
-                return -1;
-            }
-            lastNanos = now;
-            long h = held;
-            held = 0;
-            return h;
+            log.error(line, e);
         }
     }
 }

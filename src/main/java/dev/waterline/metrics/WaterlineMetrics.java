@@ -20,9 +20,10 @@ public class WaterlineMetrics {
             "overloaded", "rate_limited", "invalid", "too_large", "not_found", "unavailable"};
     /**
      * Why a client left live delivery: the three reapers of PROTOCOL.md §5, a token past its
-     * {@code exp} (4001), and a socket the server could not write to (1011).
+     * {@code exp} (4001), a socket the server could not write to (1011), and a client that let its
+     * send buffer or send time run out by not reading (4008).
      */
-    public static final String[] REAPERS = {"idle", "overload", "attempts", "expired", "write_failed"};
+    public static final String[] REAPERS = {"idle", "overload", "attempts", "expired", "write_failed", "send_buffer"};
 
     private final MeterRegistry registry;
     private final Counter accepted;

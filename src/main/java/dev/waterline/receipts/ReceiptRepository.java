@@ -17,7 +17,9 @@ class ReceiptRepository {
      * raise the member's receipt: a new row needs a seq above 0 (no row reads as 0), an existing
      * one is updated only when the new seq is higher, so an unchanged or older receipt writes
      * nothing (not even {@code updated_at}). Returns one row per receipt of a member: its chat,
-     * user, the receipt's seq after this statement, and whether this statement raised it.
+     * user, the receipt's seq after this statement, and whether this statement raised it. Rows
+     * go in chat id order: a new row's foreign key takes a share lock on its chat's row, and the
+     * group commit locks chat rows in chat id order, so the two never wait on each other crosswise.
      * 1..3: pairwise arrays of chat id, user id, seq.
      */
     private static final String UPSERT_RECEIPTS = """
@@ -29,6 +31,7 @@ class ReceiptRepository {
             raised AS (
                 INSERT INTO read_receipts (chat_id, user_id, seq)
                 SELECT chat_id, user_id, seq FROM valid WHERE seq > 0
+                ORDER BY chat_id, user_id
                 ON CONFLICT (chat_id, user_id) DO UPDATE
                   SET seq = EXCLUDED.seq, updated_at = now()
                   WHERE read_receipts.seq < EXCLUDED.seq

@@ -19,8 +19,6 @@ import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -41,7 +39,6 @@ import org.springframework.stereotype.Component;
 @Component
 public class Receipts implements SmartLifecycle {
 
-    private static final Log log = LogFactory.getLog(Receipts.class);
     static final String LOOP = "receipts";
 
     private final ReceiptProperties properties;
@@ -86,7 +83,7 @@ public class Receipts implements SmartLifecycle {
             highest.merge(r.chatId() + '\u0000' + r.from().userId(), r, (a, b) -> a.seq() >= b.seq() ? a : b);
         }
         int poisoned = Isolation.commit(List.copyOf(highest.values()), this::store, (r, e) -> {
-            log.error("a read receipt of " + r.from().userId() + " for chat " + r.chatId()
+            loops.failed(LOOP, "a read receipt of " + r.from().userId() + " for chat " + r.chatId()
                     + " failed its batch alone and is refused as invalid", e);
             r.from().send(Frames.error("invalid", "the read receipt could not be stored", null));
         });
@@ -102,10 +99,10 @@ public class Receipts implements SmartLifecycle {
             result = repository.store(reads);
         }
         catch (RuntimeException e) {
-            if (!Failures.unavailable(e)) {
+            if (Failures.causedByItem(e)) {
                 throw e;
             }
-            log.warn("database unavailable, " + reads.size() + " read receipts not stored: " + Failures.describe(e));
+            loops.failed(LOOP, reads.size() + " read receipts not stored (unavailable)", e);
             for (ReadRequest r : reads) {
                 r.from().send(Frames.error("unavailable", "the database could not be reached; read receipt not stored", null));
             }

@@ -56,11 +56,13 @@ public final class Frames {
         return "{\"type\":\"pong\"}";
     }
 
-    /** A frame field that must be an id: the string, or null when absent, not a string, or not an acceptable id. */
+    /**
+     * A frame field that must be an id (1..{@code maxLength} characters, no control characters):
+     * the string, or null when absent, not a string, or not an acceptable id.
+     */
     public static String id(JsonNode frame, String field, int maxLength) {
         JsonNode v = frame.get(field);
-        if (v == null || !v.isString() || v.asString().isBlank()
-                || dev.waterline.input.InputGate.idProblem(v.asString(), 1, maxLength) != null) {
+        if (v == null || !v.isString() || dev.waterline.input.InputGate.idProblem(v.asString(), 1, maxLength) != null) {
             return null;
         }
         return v.asString();

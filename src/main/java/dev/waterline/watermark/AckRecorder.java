@@ -16,8 +16,6 @@ import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.session.ClientSession;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -40,7 +38,6 @@ import org.springframework.stereotype.Component;
 @Component
 public class AckRecorder implements SmartLifecycle {
 
-    private static final Log log = LogFactory.getLog(AckRecorder.class);
     static final int MAX_IDS_PER_CALL = 4096;
     /**
      * Ids queued at most, over all connections. Bounded by ids, not frames: an ack frame may carry
@@ -145,10 +142,8 @@ public class AckRecorder implements SmartLifecycle {
         }
         List<WatermarkIndex.Group> groups = new ArrayList<>(bySession.size());
         bySession.forEach((session, parts) -> groups.add(new WatermarkIndex.Group(session, concat(parts))));
-        int poisoned = Isolation.commit(groups, this::recordGroups, (g, e) -> {
-            log.error("the acks of " + g.session().userId() + " failed their call alone and were dropped; "
-                    + "their rows will be re-delivered", e);
-        });
+        int poisoned = Isolation.commit(groups, this::recordGroups, (g, e) -> loops.failed(LOOP, "the acks of "
+                + g.session().userId() + " failed their call alone and were dropped; their rows will be re-delivered", e));
         if (poisoned > 0) {
             metrics.poisoned(LOOP).increment(poisoned);
         }
@@ -168,7 +163,7 @@ public class AckRecorder implements SmartLifecycle {
             metrics.acked((int) acked);
         }
         catch (RuntimeException e) {
-            if (!Failures.unavailable(e)) {
+            if (Failures.causedByItem(e)) {
                 throw e;
             }
             loops.failed(LOOP, e);

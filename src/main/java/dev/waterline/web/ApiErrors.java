@@ -53,6 +53,11 @@ class ApiErrors {
     @ExceptionHandler({HttpMessageNotReadableException.class, MethodArgumentTypeMismatchException.class,
             MissingServletRequestParameterException.class, HttpMediaTypeNotSupportedException.class})
     ResponseEntity<Map<String, String>> unreadable(Exception e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof BodyLimit.TooLarge tooLarge) {
+                return body(HttpStatus.CONTENT_TOO_LARGE, "too_large", tooLarge.getMessage());
+            }
+        }
         return body(HttpStatus.BAD_REQUEST, "invalid", "malformed request: " + Failures.describe(e));
     }
 
@@ -62,7 +67,7 @@ class ApiErrors {
             HttpStatusCode status = known.getStatusCode();
             return body(status, code(status.value()), known.getBody().getDetail());
         }
-        if (Failures.unavailable(e)) {
+        if (Failures.infrastructure(e)) {
             log.warn("database unavailable: " + Failures.describe(e));
             return body(HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the database could not be reached");
         }

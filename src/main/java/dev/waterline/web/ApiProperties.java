@@ -25,6 +25,8 @@ import org.springframework.util.unit.DataSize;
  *                     chat list) carries: a page stops early (with {@code hasMore} or
  *                     {@code next}) rather than grow past it, whatever {@code limit} asked,
  *                     so that concurrent pages cannot exhaust the heap. Default 1 MiB.
+ * @param maxBodyBytes largest REST request body read; larger is {@code 413 too_large}. Default
+ *                     1 MiB (a chat of 500 members of 128-character ids is ~70 KB).
  */
 @ConfigurationProperties("waterline.api")
 public record ApiProperties(
@@ -32,7 +34,8 @@ public record ApiProperties(
         @DefaultValue("100") int burst,
         @DefaultValue("8") int maxConcurrentQueries,
         @DefaultValue("30s") Duration maxWait,
-        @DefaultValue("1MB") DataSize maxPageBytes) {
+        @DefaultValue("1MB") DataSize maxPageBytes,
+        @DefaultValue("1MB") DataSize maxBodyBytes) {
 
     public ApiProperties {
         if (requestsPerSecond < 1 || burst < 1 || maxConcurrentQueries < 1) {

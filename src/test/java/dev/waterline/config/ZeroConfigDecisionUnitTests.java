@@ -78,4 +78,13 @@ class ZeroConfigDecisionUnitTests {
         assertThat(env.getProperty("spring.datasource.url")).as("Spring Boot's url follows Hikari's")
                 .isEqualTo("jdbc:postgresql://db/x");
     }
+
+    @Test
+    void hikarisJdbcUrlInAnySpellingBecomesSpringBootsUrl() {
+        var env = env(Map.of("SPRING_DATA_REDIS_URL", "redis://cache"),
+                Map.of("spring.datasource.hikari.jdbcUrl", "jdbc:postgresql://db/camel"));
+        new EmbeddedServers(supplier -> supplier.get()).postProcessEnvironment(env, null);
+        assertThat(env.getProperty("spring.datasource.url")).isEqualTo("jdbc:postgresql://db/camel");
+        assertThat(env.getProperty("waterline.embedded.active")).isNull();
+    }
 }

@@ -55,8 +55,10 @@ class ConnectionWriteFailureUnitTests {
     void aClientThatDoesNotReadIsWithdrawnWith4008() {
         FakeSocket socket = new FakeSocket();
         List<Failure> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-        Connection conn = new Connection(socket, "bob", Long.MAX_VALUE, "s2", LIMITS,
-                (c, code, reason, cause) -> failures.add(new Failure(code, reason, cause)));
+        Connection conn = new Connection(socket, "bob", Long.MAX_VALUE, "s2", LIMITS, (c, code, reason, cause) -> {
+            failures.add(new Failure(code, reason, cause));
+            c.close(code, reason);
+        });
         conn.welcome("{\"type\":\"welcome\"}");
         // The next write blocks in the socket (a client that stopped reading), so the ones after
         // it pile up in the connection's 64-byte buffer until it overflows.
@@ -68,6 +70,9 @@ class ConnectionWriteFailureUnitTests {
         }
         assertThat(failures).isNotEmpty();
         assertThat(failures.getFirst().code()).isEqualTo(4008);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> socket.closedWith != null);
+        assertThat(socket.closedWith.getCode()).as("the client sees 4008, not the decorator's 4500").isEqualTo(4008);
+        assertThat(conn.send("{\"type\":\"message\"}")).as("nothing more is written").isFalse();
         writer.interrupt();
     }
 
@@ -78,6 +83,7 @@ class ConnectionWriteFailureUnitTests {
         volatile boolean blockForever;
         volatile boolean writing;
         volatile boolean open = true;
+        volatile CloseStatus closedWith;
 
         @Override
         public void sendMessage(WebSocketMessage<?> message) throws IOException {
@@ -171,6 +177,7 @@ class ConnectionWriteFailureUnitTests {
 
         @Override
         public void close(CloseStatus status) {
+            closedWith = status;
             open = false;
         }
     }

@@ -16,6 +16,11 @@ import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.UncategorizedSQLException;
 import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.data.redis.RedisSystemException;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisLoadingException;
+import io.lettuce.core.RedisReadOnlyException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -74,17 +79,36 @@ class LoopsUnitTests {
     }
 
     @Test
-    void anUnreachableDatabaseOrRedisIsToldFromABadItem() {
-        assertThat(Failures.unavailable(new CannotGetJdbcConnectionException("pool timeout"))).isTrue();
-        assertThat(Failures.unavailable(new CannotCreateTransactionException("no connection"))).isTrue();
-        assertThat(Failures.unavailable(new DataAccessResourceFailureException("io"))).isTrue();
-        assertThat(Failures.unavailable(new UncategorizedSQLException("x", "sql", new SQLException("gone", "08006")))).isTrue();
-        assertThat(Failures.unavailable(new UncategorizedSQLException("x", "sql", new SQLException("shutdown", "57P01")))).isTrue();
-        assertThat(Failures.unavailable(new RuntimeException(new SQLException("deadlock", "40P01")))).isTrue();
-
-        assertThat(Failures.unavailable(new UncategorizedSQLException("x", "sql", new SQLException("nul", "22021")))).isFalse();
-        assertThat(Failures.unavailable(new DataIntegrityViolationException("dup"))).isFalse();
-        assertThat(Failures.unavailable(new IllegalStateException("bug"))).isFalse();
+    void aFailureOfTheInfrastructureIsToldFromOneCausedByAnItem() {
+        List<Throwable> infrastructure = List.of(
+                new CannotGetJdbcConnectionException("pool timeout"),
+                new CannotCreateTransactionException("no connection"),
+                new DataAccessResourceFailureException("io"),
+                new UncategorizedSQLException("x", "sql", new SQLException("gone", "08006")),
+                new UncategorizedSQLException("x", "sql", new SQLException("shutdown", "57P01")),
+                new UncategorizedSQLException("x", "sql", new SQLException("read-only after a failover", "25006")),
+                new RuntimeException(new SQLException("deadlock", "40P01")),
+                new RedisSystemException("x", new RedisLoadingException("LOADING Redis is loading the dataset in memory")),
+                new RedisSystemException("x", new RedisReadOnlyException("READONLY You can't write against a read only replica.")),
+                new RedisSystemException("x", new RedisCommandExecutionException("OOM command not allowed")),
+                new RedisSystemException("x", new RedisCommandTimeoutException("timed out")));
+        for (Throwable e : infrastructure) {
+            assertThat(Failures.infrastructure(e)).as(e.toString()).isTrue();
+            assertThat(Failures.causedByItem(e)).as(e.toString()).isFalse();
+        }
+        List<Throwable> items = List.of(
+                new UncategorizedSQLException("x", "sql", new SQLException("invalid byte sequence: 0x00", "22021")),
+                new DataIntegrityViolationException("dup", new SQLException("duplicate key", "23505")),
+                new UncategorizedSQLException("x", "sql", new SQLException("index row too big", "54000")),
+                new RedisSystemException("x", new RedisCommandExecutionException("ERR value is not an integer")),
+                new IllegalArgumentException("the driver refused a parameter before sending it"));
+        for (Throwable e : items) {
+            assertThat(Failures.causedByItem(e)).as(e.toString()).isTrue();
+            assertThat(Failures.infrastructure(e)).as(e.toString()).isFalse();
+        }
+        Throwable bug = new UncategorizedSQLException("x", "sql", new SQLException("column does not exist", "42703"));
+        assertThat(Failures.causedByItem(bug)).as("a broken query is no item's doing").isFalse();
+        assertThat(Failures.infrastructure(bug)).as("nor an outage").isFalse();
     }
 
     @Test

@@ -1,0 +1,116 @@
+package dev.waterline.web;
+
+import java.io.IOException;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.http.MediaType;
+import org.springframework.stereotype.Component;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * No REST body larger than {@code waterline.api.max-body-bytes} is read: a declared
+ * {@code Content-Length} over it is answered {@code 413 too_large} unread, and a body that grows
+ * past it while being read (chunked) fails the read ({@link TooLarge}, answered 413 too). A
+ * body is parsed before the handler can check its fields, so without this bound one request
+ * could make the parser hold any amount of text.
+ */
+@Component
+class BodyLimit extends OncePerRequestFilter {
+
+    /** A body that went past the limit while it was being read. */
+    static final class TooLarge extends IOException {
+        TooLarge(long max) {
+            super("request body larger than " + max + " bytes", null);
+        }
+    }
+
+    private final long max;
+
+    BodyLimit(ApiProperties properties) {
+        this.max = properties.maxBodyBytes().toBytes();
+    }
+
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        return !request.getRequestURI().startsWith("/api/");
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        if (request.getContentLengthLong() > max) {
+            response.setStatus(413);
+            response.setContentType(MediaType.APPLICATION_JSON_VALUE);
+            response.getWriter().write("{\"error\":\"too_large\",\"message\":\"request body larger than " + max + " bytes\"}");
+            return;
+        }
+        chain.doFilter(new HttpServletRequestWrapper(request) {
+            private ServletInputStream limited;
+
+            @Override
+            public ServletInputStream getInputStream() throws IOException {
+                if (limited == null) {
+                    limited = new Limited(super.getInputStream(), max);
+                }
+                return limited;
+            }
+        }, response);
+    }
+
+    private static final class Limited extends ServletInputStream {
+        private final ServletInputStream in;
+        private final long max;
+        private long read;
+
+        Limited(ServletInputStream in, long max) {
+            this.in = in;
+            this.max = max;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = in.read();
+            if (b >= 0) {
+                count(1);
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = in.read(b, off, len);
+            if (n > 0) {
+                count(n);
+            }
+            return n;
+        }
+
+        private void count(int n) throws TooLarge {
+            read += n;
+            if (read > max) {
+                throw new TooLarge(max);
+            }
+        }
+
+        @Override
+        public boolean isFinished() {
+            return in.isFinished();
+        }
+
+        @Override
+        public boolean isReady() {
+            return in.isReady();
+        }
+
+        @Override
+        public void setReadListener(ReadListener listener) {
+            in.setReadListener(listener);
+        }
+    }
+}
