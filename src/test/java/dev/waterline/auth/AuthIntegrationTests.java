@@ -119,6 +119,20 @@ class AuthIntegrationTests {
     }
 
     @Test
+    void aTokenWithoutExpIsRefused() {
+        assertRefusedEverywhere(sign(JWSAlgorithm.HS256, secret, claims("auth-no-exp").build()));
+    }
+
+    @Test
+    void aValidTokenWithAnythingAppendedIsRefused() {
+        String token = sign(JWSAlgorithm.HS256, secret, claims("auth-junk").expirationTime(inMinutes(10)).build());
+        assertThat(api.get("/api/chats", token).status()).as("the token itself").isEqualTo(200);
+        for (String junk : new String[] {token + "AAAA", token + "~", token + ".", token + "_-"}) {
+            assertRefusedEverywhere(junk);
+        }
+    }
+
+    @Test
     void aTokenWithoutSubjectIsRefused() {
         JWTClaimsSet noSubject = new JWTClaimsSet.Builder().issueTime(new Date()).build();
 

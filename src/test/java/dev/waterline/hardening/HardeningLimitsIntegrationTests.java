@@ -42,7 +42,6 @@ import static org.assertj.core.api.Assertions.assertThat;
         "waterline.chats.max-chats-per-user=3",
         "waterline.gateway.max-connections-per-address=20",
         "waterline.gateway.max-sends-per-second=5",
-        "server.tomcat.connection-timeout=6s",
         "waterline.auth.clock-skew=0s",
         "waterline.embedded.database=limits",
         "spring.data.redis.database=12"})
@@ -130,7 +129,7 @@ class HardeningLimitsIntegrationTests {
     void oneAddressCannotHoldMoreThanItsShareOfConnectionsAndOthersStillGetIn() throws Exception {
         List<Socket> opened = new ArrayList<>();
         try {
-            // Opened at once, well within the 6 s header timeout; each then read for 1 s, all at
+            // Opened at once, well within the 10 s header timeout; each then read for 1 s, all at
             // once: one refused is closed by the server as it is accepted, one admitted stays open.
             for (int i = 0; i < 30; i++) {
                 Socket s = new Socket();
@@ -164,11 +163,12 @@ class HardeningLimitsIntegrationTests {
         assertThat(api.get("/actuator/health", null).status()).as("closed connections free the address's share").isEqualTo(200);
     }
 
+    /** The default header timeout (10 s; Tomcat's own is 60 s), not one set for this test. */
     @Test
     void aConnectionThatSendsNoRequestIsClosedByTheHeaderTimeout() throws Exception {
         try (Socket idle = new Socket()) {
             idle.connect(new InetSocketAddress("127.0.0.1", port), 2000);
-            idle.setSoTimeout(15_000);
+            idle.setSoTimeout(40_000);
             long start = System.nanoTime();
             int read;
             try {
@@ -177,8 +177,8 @@ class HardeningLimitsIntegrationTests {
             catch (SocketException reset) {
                 read = -1;
             }
-            assertThat(read).as("closed by the server, not by the 15 s read timeout").isEqualTo(-1);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(14));
+            assertThat(read).as("closed by the server, not by the 40 s read timeout").isEqualTo(-1);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
         }
     }
 

@@ -5,7 +5,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.waterline.session.ClientSession;
 
-/** A connection that is never registered anywhere: it records the frames written to it. */
+/**
+ * A connection that is never registered anywhere (no socket): it records the frames written to
+ * it, and the Redis index reads only its user and session id.
+ */
 public final class RecordingSession implements ClientSession {
 
     private final String userId;
@@ -13,8 +16,13 @@ public final class RecordingSession implements ClientSession {
     private final List<String> frames = new CopyOnWriteArrayList<>();
 
     public RecordingSession(String userId) {
+        this(userId, "recording-" + userId);
+    }
+
+    /** A connection identity with its own session id (the Redis index keys a connection's epoch by it). */
+    public RecordingSession(String userId, String sessionId) {
         this.userId = userId;
-        this.sessionId = "recording-" + userId;
+        this.sessionId = sessionId;
     }
 
     public List<String> frames() {

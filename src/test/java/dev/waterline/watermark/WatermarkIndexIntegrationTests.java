@@ -2,7 +2,7 @@ package dev.waterline.watermark;
 
 import java.util.List;
 
-import dev.waterline.session.ClientSession;
+import dev.waterline.support.RecordingSession;
 import dev.waterline.support.WaterlineIntegrationTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -23,52 +23,6 @@ import static org.assertj.core.api.Assertions.assertThat;
         "spring.data.redis.database=7"})
 class WatermarkIndexIntegrationTests {
 
-    /** A connection identity; the index only ever reads its user and session id. */
-    record Session(String userId, String sessionId) implements ClientSession {
-        @Override
-        public boolean isOpen() {
-            return true;
-        }
-
-        @Override
-        public boolean send(String frame) {
-            return true;
-        }
-
-        @Override
-        public long openedNanos() {
-            return 0;
-        }
-
-        @Override
-        public long lastReceivedNanos() {
-            return 0;
-        }
-
-        @Override
-        public long tokenGoodUntilMillis() {
-            return Long.MAX_VALUE;
-        }
-
-        @Override
-        public boolean admitSend() {
-            return true;
-        }
-
-        @Override
-        public void answered() {
-        }
-
-        @Override
-        public boolean admitRate() {
-            return true;
-        }
-
-        @Override
-        public void close(int code, String reason) {
-        }
-    }
-
     @Autowired
     WatermarkIndex index;
 
@@ -77,7 +31,7 @@ class WatermarkIndexIntegrationTests {
 
     @Test
     void anOutOfOrderAckNeverLiftsThePinPastAGap() {
-        Session s = new Session("wm-gap", "s1");
+        RecordingSession s = new RecordingSession("wm-gap", "s1");
         index.connect(s);
         index.deliver(s, new long[] {102, 103, 104});
         assertThat(pin("wm-gap")).isEqualTo(102);
@@ -95,14 +49,14 @@ class WatermarkIndexIntegrationTests {
 
     @Test
     void theIndexTellsThePollerWhichRowsArePendingOwedOrDone() {
-        Session s = new Session("wm-status", "s1");
+        RecordingSession s = new RecordingSession("wm-status", "s1");
         index.connect(s);
         assertThat(index.deliver(s, new long[] {10, 11})).isEqualTo(2);
         assertThat(index.shed(s, new long[] {12, 13})).isTrue();
         index.ack(s, new long[] {10});
         long marker = markerSetTo(77);
         assertThat(index.status(s, marker, new long[] {10, 11, 12, 14})).containsExactly(0, 2, 1, 0);
-        assertThat(index.status(new Session("wm-status", "other"), marker, new long[] {11})).isNull();
+        assertThat(index.status(new RecordingSession("wm-status", "other"), marker, new long[] {11})).isNull();
         assertThat(index.status(s, marker + 1, new long[] {11})).as("under a marker Redis does not hold").isNull();
         index.deliver(s, new long[] {12});
         assertThat(index.status(s, marker, new long[] {12})).as("written at last: owed becomes pending").containsExactly(2);
@@ -110,7 +64,7 @@ class WatermarkIndexIntegrationTests {
 
     @Test
     void owedRowsHoldTheLineButDoNotCountAgainstMaxPending() {
-        Session s = new Session("wm-owed", "s1");
+        RecordingSession s = new RecordingSession("wm-owed", "s1");
         index.connect(s);
         index.shed(s, new long[] {40, 41, 42});
         assertThat(pin("wm-owed")).isEqualTo(40);
@@ -124,7 +78,7 @@ class WatermarkIndexIntegrationTests {
 
     @Test
     void anAckForAnIdNeverDeliveredChangesNothing() {
-        Session s = new Session("wm-unknown", "s1");
+        RecordingSession s = new RecordingSession("wm-unknown", "s1");
         index.connect(s);
         index.deliver(s, new long[] {7});
         assertThat(index.ack(s, new long[] {6, 8})).isZero();
@@ -134,8 +88,8 @@ class WatermarkIndexIntegrationTests {
 
     @Test
     void aSupersededConnectionCanNeitherDeliverNorAckNorTearDownItsSuccessor() {
-        Session old = new Session("wm-epoch", "old");
-        Session current = new Session("wm-epoch", "new");
+        RecordingSession old = new RecordingSession("wm-epoch", "old");
+        RecordingSession current = new RecordingSession("wm-epoch", "new");
         index.connect(old);
         index.deliver(old, new long[] {1, 2});
         index.connect(current);
@@ -154,10 +108,10 @@ class WatermarkIndexIntegrationTests {
 
     @Test
     void oneBatchedCallJudgesEachConnectionOnItsOwnEpoch() {
-        Session alice = new Session("wm-batch-a", "a1");
-        Session staleBob = new Session("wm-batch-b", "b1");
-        Session bob = new Session("wm-batch-b", "b2");
-        Session carol = new Session("wm-batch-c", "c1");
+        RecordingSession alice = new RecordingSession("wm-batch-a", "a1");
+        RecordingSession staleBob = new RecordingSession("wm-batch-b", "b1");
+        RecordingSession bob = new RecordingSession("wm-batch-b", "b2");
+        RecordingSession carol = new RecordingSession("wm-batch-c", "c1");
         index.connect(alice);
         index.connect(staleBob);
         index.connect(bob);
@@ -184,19 +138,19 @@ class WatermarkIndexIntegrationTests {
 
     @Test
     void aReassertKeepsWhatWasRecordedForTheConnectionAndOnlyReplacesAnotherEpoch() {
-        Session s = new Session("wm-reassert", "s1");
+        RecordingSession s = new RecordingSession("wm-reassert", "s1");
         index.connect(s);
         index.deliver(s, new long[] {30});
         assertThat(index.reassert(s)).isFalse();
         assertThat(pin("wm-reassert")).isEqualTo(30);
-        Session next = new Session("wm-reassert", "s2");
+        RecordingSession next = new RecordingSession("wm-reassert", "s2");
         assertThat(index.reassert(next)).isTrue();
         assertThat(pin("wm-reassert")).isNull();
     }
 
     @Test
     void aRebuildDropsIdsTheOutboxNoLongerHasAndKeepsThoseRecordedAfterTheScan() {
-        Session s = new Session("wm-rebuild", "s1");
+        RecordingSession s = new RecordingSession("wm-rebuild", "s1");
         index.connect(s);
         index.deliver(s, new long[] {5, 9, 15});
         index.rebuildUser(s, 10, new long[] {9, 10});

@@ -1,0 +1,211 @@
+package dev.waterline.gateway;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.waterline.support.Api;
+import dev.waterline.support.WaterlineIntegrationTest;
+import dev.waterline.support.WsClient;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Who may do what, as one table: every REST endpoint and every frame type, asked by a member, by
+ * a user who is not a member, about an id that does not exist, without a token and with a bad
+ * one; and acks of another user's delivery ids. The tables are checked against what the server
+ * actually serves (its request mappings, its frame handlers), so an endpoint or a frame type
+ * added without a row here fails this test.
+ */
+@WaterlineIntegrationTest
+class AuthorizationMatrixIntegrationTests {
+
+    enum Caller { MEMBER, NON_MEMBER, UNKNOWN_ID, NO_TOKEN, BAD_TOKEN }
+
+    /** One REST endpoint: how to call it, and the status a member gets. */
+    record Endpoint(String method, String pattern, boolean anonymous, int memberStatus, String body) {
+        boolean aboutAChat() {
+            return pattern.contains("{chatId}");
+        }
+    }
+
+    static final List<Endpoint> REST = List.of(
+            new Endpoint("POST", "/api/dev/tokens", true, 200, "{\"userId\":\"matrix-someone\"}"),
+            new Endpoint("POST", "/api/chats", false, 201, "{\"members\":[\"matrix-other\"]}"),
+            new Endpoint("GET", "/api/chats", false, 200, null),
+            new Endpoint("GET", "/api/chats/{chatId}", false, 200, null),
+            new Endpoint("POST", "/api/chats/{chatId}/members", false, 200, "{\"userId\":\"matrix-newbie-%d\"}"),
+            new Endpoint("GET", "/api/chats/{chatId}/messages", false, 200, null));
+
+    /** Frame types and what a member, a non-member and an unknown id get back (null: no answer but the effect). */
+    static final Map<String, String[]> FRAMES = new LinkedHashMap<>();
+
+    static {
+        FRAMES.put("send", new String[] {"accepted", "not_found", "not_found"});
+        FRAMES.put("read", new String[] {null, "not_found", "not_found"});
+        FRAMES.put("ack", new String[] {null, null, null});
+        FRAMES.put("ping", new String[] {"pong", "pong", "pong"});
+    }
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    List<RequestMappingHandlerMapping> mappings;
+
+    @Autowired
+    GatewayHandler gateway;
+
+    @Autowired
+    StringRedisTemplate redis;
+
+    final AtomicInteger n = new AtomicInteger();
+
+    @Test
+    void theRestTableCoversEveryEndpointTheServerServes() {
+        Set<String> served = new TreeSet<>();
+        mappings.forEach(mapping -> mapping.getHandlerMethods().forEach((info, method) -> {
+            for (String pattern : info.getPatternValues()) {
+                if (pattern.equals("/error")) {
+                    continue;
+                }
+                info.getMethodsCondition().getMethods().forEach(m -> served.add(m.name() + " " + pattern));
+            }
+        }));
+        Set<String> table = new TreeSet<>();
+        REST.forEach(e -> table.add(e.method() + " " + e.pattern()));
+        assertThat(table).isEqualTo(served);
+    }
+
+    @Test
+    void everyEndpointAnswersEachKindOfCallerAsTheTableSays() {
+        Api api = new Api(port);
+        String alice = api.token("matrix-alice");
+        String mallory = api.token("matrix-mallory");
+        String chat = api.createChat(alice, "matrix-bob");
+        SoftAssertions softly = new SoftAssertions();
+        for (Endpoint e : REST) {
+            Map<Caller, Api.Response> answers = new LinkedHashMap<>();
+            for (Caller caller : Caller.values()) {
+                if (caller == Caller.UNKNOWN_ID && !e.aboutAChat()) {
+                    continue;
+                }
+                String token = switch (caller) {
+                    case MEMBER, UNKNOWN_ID -> alice;
+                    case NON_MEMBER -> mallory;
+                    case NO_TOKEN -> null;
+                    case BAD_TOKEN -> "not-a-token";
+                };
+                String path = e.pattern().replace("{chatId}", caller == Caller.UNKNOWN_ID ? "01NOSUCHCHAT0000000000000" : chat);
+                String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet());
+                Api.Response r = e.method().equals("GET") ? api.get(path, token) : api.postRaw(path, token, body);
+                answers.put(caller, r);
+                int expected;
+                if (e.anonymous()) {
+                    expected = e.memberStatus();
+                }
+                else if (caller == Caller.NO_TOKEN || caller == Caller.BAD_TOKEN) {
+                    expected = 401;
+                }
+                else if (caller == Caller.MEMBER || !e.aboutAChat()) {
+                    expected = e.memberStatus();
+                }
+                else {
+                    expected = 404;
+                }
+                softly.assertThat(r.status()).as(e.method() + " " + e.pattern() + " as " + caller).isEqualTo(expected);
+            }
+            if (e.aboutAChat() && !e.anonymous()) {
+                softly.assertThat(answers.get(Caller.NON_MEMBER).body()).as(e.pattern() + ": a non-member cannot tell the chat exists")
+                        .isEqualTo(answers.get(Caller.UNKNOWN_ID).body());
+            }
+        }
+        softly.assertAll();
+    }
+
+    @Test
+    void theFrameTableCoversEveryFrameTypeTheServerAnswers() {
+        Set<String> served = new TreeSet<>(gateway.frameTypes());
+        served.add("ping");
+        assertThat(new TreeSet<>(FRAMES.keySet())).isEqualTo(served);
+    }
+
+    @Test
+    void everyFrameTypeAnswersAMemberANonMemberAndAnUnknownIdAsTheTableSays() {
+        Api api = new Api(port);
+        String alice = api.token("fmatrix-alice");
+        String bob = api.token("fmatrix-bob");
+        String mallory = api.token("fmatrix-mallory");
+        String chat = api.createChat(alice, "fmatrix-bob");
+        try (WsClient a = WsClient.connectWelcomed(port, alice);
+             WsClient b = WsClient.connectWelcomed(port, bob);
+             WsClient m = WsClient.connectWelcomed(port, mallory)) {
+            a.sendMessage("fm-0", chat, "for bob");
+            assertThat(a.answer("fm-0").get("type").asString()).isEqualTo("accepted");
+            long bobsDelivery = b.next("message").get("deliveryId").asLong();
+
+            SoftAssertions softly = new SoftAssertions();
+            WsClient[] callers = {a, m, a};
+            String[] chats = {chat, chat, "01NOSUCHCHAT0000000000000"};
+            for (var row : FRAMES.entrySet()) {
+                String type = row.getKey();
+                for (int i = 0; i < 3; i++) {
+                    String corr = "fm-" + n.incrementAndGet();
+                    WsClient c = callers[i];
+                    int errorsBefore = errors(c);
+                    String got = switch (type) {
+                        case "send" -> {
+                            c.send(Map.of("type", "send", "correlationId", corr, "chatId", chats[i], "body", "x"));
+                            JsonNode answer = c.answer(corr);
+                            yield answer.path("type").asString().equals("error") ? answer.get("code").asString() : "accepted";
+                        }
+                        case "read" -> {
+                            c.send(Map.of("type", "read", "chatId", chats[i], "seq", 1));
+                            if (i == 0) {
+                                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
+                                        api.get("/api/chats/" + chat, alice).body().path("readSeq").path("fmatrix-alice").asLong() == 1);
+                                yield null;
+                            }
+                            yield c.next("error").get("code").asString();
+                        }
+                        case "ack" -> {
+                            c.send(Map.of("type", "ack", "ids", List.of(bobsDelivery)));
+                            yield null;
+                        }
+                        default -> {
+                            c.send(Map.of("type", type));
+                            yield c.next(type.equals("ping") ? "pong" : type).path("type").asString();
+                        }
+                    };
+                    softly.assertThat(got).as(type + " as " + new String[] {"member", "non-member", "unknown id"}[i])
+                            .isEqualTo(row.getValue()[i]);
+                    c.send(Map.of("type", "ping"));
+                    c.next("pong");
+                    String expected = row.getValue()[i];
+                    boolean anError = expected != null && !expected.equals("accepted") && !expected.equals("pong");
+                    softly.assertThat(errors(c) - errorsBefore).as(type + " #" + i + ": errors drawn").isEqualTo(anError ? 1 : 0);
+                }
+            }
+            softly.assertAll();
+            assertThat(redis.opsForZSet().score("wl:pend:fmatrix-bob", Long.toString(bobsDelivery)))
+                    .as("acks by alice and mallory of bob's delivery id changed nothing of bob's").isNotNull();
+            b.ack(bobsDelivery);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
+                    redis.opsForZSet().score("wl:pend:fmatrix-bob", Long.toString(bobsDelivery)) == null);
+        }
+    }
+
+    private static int errors(WsClient c) {
+        return (int) c.received().stream().filter(f -> "error".equals(f.path("type").asString())).count();
+    }
+}
