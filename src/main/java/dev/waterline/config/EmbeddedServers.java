@@ -176,8 +176,9 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
             Files.createDirectories(dir.getParent());
             if (clean) {
                 // The library deletes a clean data directory when the JVM exits; a JVM killed
-                // meanwhile leaves part of it, on which initdb then fails. Wiped here instead.
-                deleteRecursively(dir);
+                // meanwhile leaves part of it, on which initdb then fails. Wiped here instead, but
+                // only a directory this class made (its marker file) that no PostgreSQL is using.
+                wipeIfOurs(dir, log);
             }
             if (log != null) {
                 log.info("Starting embedded PostgreSQL with data in " + dir);
@@ -195,6 +196,7 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
                     .setServerConfig("fsync", "on")
                     .setServerConfig("synchronous_commit", "on")
                     .start();
+            Files.writeString(dir.resolve(MARKER), "made by Waterline's embedded mode; wiped at start when clean=true\n");
             if (log != null) {
                 log.info("Embedded PostgreSQL listening on 127.0.0.1:" + pg.getPort());
             }
@@ -221,6 +223,27 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         catch (SQLException e) {
             throw new IllegalStateException("Could not create embedded database " + database, e);
         }
+    }
+
+    /** Marks a PostgreSQL data directory this class made, and so may wipe. */
+    private static final String MARKER = ".waterline-embedded";
+
+    /**
+     * Deletes {@code dir} if it carries {@link #MARKER} and no {@code postmaster.pid} (no
+     * PostgreSQL is running on it); leaves anything else alone (initdb then refuses a directory
+     * that is not empty, and the start fails instead of losing someone's data).
+     */
+    private static void wipeIfOurs(Path dir, Log log) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        if (!Files.exists(dir.resolve(MARKER)) || Files.exists(dir.resolve("postmaster.pid"))) {
+            if (log != null) {
+                log.warn("Not wiping " + dir + ": not made by Waterline's embedded mode, or a PostgreSQL is running on it");
+            }
+            return;
+        }
+        deleteRecursively(dir);
     }
 
     private static void deleteRecursively(Path dir) throws IOException {

@@ -1,9 +1,12 @@
 package dev.waterline.gateway;
 
+import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
@@ -11,23 +14,30 @@ import io.github.bucket4j.Bucket;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.web.socket.CloseStatus;
+import org.springframework.web.socket.adapter.NativeWebSocketSession;
 import org.springframework.web.socket.TextMessage;
 import org.springframework.web.socket.WebSocketSession;
-import org.springframework.web.socket.handler.ConcurrentWebSocketSessionDecorator;
-import org.springframework.web.socket.handler.SessionLimitExceededException;
 
 /**
- * One WebSocket connection: its writer, its send credits and its rate limit.
+ * One WebSocket connection: its outbound queue and writer, its send credits and its rate limit.
  *
- * <p>A write that fails is never ignored: a client that does not read (its send buffer or time
- * limit spent) is withdrawn with 4008, and any other failure of a write (the socket broke, the
- * frame could not be encoded) withdraws it with 1011, so it reconnects and resyncs instead of
- * sitting on an open socket that receives nothing. Either way {@link WriteFailures} decides, on
- * the thread that wrote, and the failure is logged and counted there.
+ * <p>Writer: {@link #send} only queues the frame and returns; the frames are written, in order, by
+ * a virtual thread of this connection's own, started when the queue stops being empty and ending
+ * when it is empty again. So no thread of the server's loops (the group commit answering
+ * {@code accepted}, the fast path, the poller, receipts) ever waits on a client's socket: a
+ * client that stops reading stalls only its own writer. Such a client is withdrawn with 4008
+ * once more than {@code send-buffer-limit} characters wait in its queue, or once one write has
+ * been blocked for longer than {@code send-time-limit} (the gateway's write watchdog checks every
+ * second, {@link #failIfStuck}). Any other failure of a write (the socket broke, the frame could
+ * not be encoded) withdraws it with 1011. Either way {@link WriteFailures} decides (off the
+ * thread that wrote), so the client reconnects and resyncs instead of sitting on an open socket
+ * that receives nothing; and from the first failure or close on, nothing more is written.
  */
 final class Connection implements ClientSession {
 
     private static final Log log = LogFactory.getLog(Connection.class);
+    /** Tomcat's own bound on a blocking write, set per session as a backstop behind the watchdog. */
+    private static final String TOMCAT_BLOCKING_SEND_TIMEOUT = "org.apache.tomcat.websocket.BLOCKING_SEND_TIMEOUT";
 
     /** What to do with a connection whose write failed: withdraw it (never an ack) and close it with {@code code}. */
     @FunctionalInterface
@@ -35,30 +45,47 @@ final class Connection implements ClientSession {
         void failed(Connection conn, int code, String reason, Exception cause);
     }
 
-    private final ConcurrentWebSocketSessionDecorator out;
+    private final WebSocketSession ws;
     private final String userId;
     private final String sessionId;
     private final long tokenGoodUntilMillis;
     private final WriteFailures writeFailures;
+    private final long sendBufferChars;
+    private final long sendTimeLimitNanos;
     private final Bucket rate;
     private final int maxInflight;
     private final AtomicInteger inflight = new AtomicInteger();
     private final long openedNanos = System.nanoTime();
     private volatile long lastReceivedNanos = openedNanos;
 
+    private final ConcurrentLinkedDeque<String> outbound = new ConcurrentLinkedDeque<>();
+    private final AtomicLong queuedChars = new AtomicLong();
+    private final AtomicBoolean draining = new AtomicBoolean();
+    /** False from the first failed write or close on: nothing more is queued or written. */
+    private final AtomicBoolean writable = new AtomicBoolean(true);
+    private final AtomicBoolean closeIssued = new AtomicBoolean();
+    /** Frames wait in the queue until {@code welcome}, which goes first, has been queued. */
+    private volatile boolean welcomed;
+    /** When the write in progress started ({@link System#nanoTime()}, never 0), or 0 when none is. */
+    private volatile long writeStartedNanos;
+
     Connection(WebSocketSession ws, String userId, long tokenGoodUntilMillis, String sessionId, GatewayProperties limits,
                WriteFailures writeFailures) {
-        this.out = new ConcurrentWebSocketSessionDecorator(ws, (int) limits.sendTimeLimit().toMillis(),
-                (int) limits.sendBufferLimit().toBytes(), ConcurrentWebSocketSessionDecorator.OverflowStrategy.TERMINATE);
+        this.ws = ws;
         this.userId = userId;
         this.sessionId = sessionId;
         this.tokenGoodUntilMillis = tokenGoodUntilMillis;
         this.writeFailures = writeFailures;
+        this.sendBufferChars = limits.sendBufferLimit().toBytes();
+        this.sendTimeLimitNanos = limits.sendTimeLimit().toNanos();
         this.maxInflight = limits.maxInflightSends();
         int perSecond = limits.maxSendsPerSecond();
         this.rate = Bucket.builder()
                 .addLimit(limit -> limit.capacity(perSecond).refillGreedy(perSecond, Duration.ofSeconds(1)))
                 .build();
+        if (ws instanceof NativeWebSocketSession n && n.getNativeSession() instanceof jakarta.websocket.Session session) {
+            session.getUserProperties().put(TOMCAT_BLOCKING_SEND_TIMEOUT, limits.sendTimeLimit().plusSeconds(5).toMillis());
+        }
     }
 
     @Override
@@ -158,102 +185,128 @@ final class Connection implements ClientSession {
         lastReceivedNanos = System.nanoTime();
     }
 
-    /** False from the first failed write or close on: nothing more is written. */
-    private volatile boolean writable = true;
-    private final java.util.concurrent.atomic.AtomicBoolean closeIssued = new java.util.concurrent.atomic.AtomicBoolean();
-
     @Override
     public boolean isOpen() {
-        return writable && out.isOpen();
+        return writable.get() && ws.isOpen();
     }
 
-    /** Stops all writes to this connection at once (its last write failed); false if already stopped. */
-    boolean stopWriting() {
-        boolean was = writable;
-        writable = false;
-        return was;
+    /** Queues {@code welcome} ahead of whatever was sent to this connection meanwhile, and starts writing. */
+    void welcome(String frame) {
+        queuedChars.addAndGet(frame.length());
+        outbound.offerFirst(frame);
+        welcomed = true;
+        schedule();
     }
 
     /**
-     * Frames for this connection that arrived before its {@code welcome} was written: the
-     * connection is registered (and so can be delivered to) just before welcome goes out, and
-     * welcome must still be the first frame. Null once welcome is out.
+     * Queues one frame for this connection's writer; false when the connection no longer takes
+     * frames (closed, withdrawn, or this frame would put more than {@code send-buffer-limit}
+     * characters in its queue: then it is withdrawn with 4008). Never waits for the socket.
      */
-    private List<String> beforeWelcome = new ArrayList<>();
-    private volatile boolean welcomed;
-
-    /** Writes {@code welcome}, then whatever was sent to this connection meanwhile, and opens it. */
-    void welcome(String frame) {
-        synchronized (this) {
-            write(frame);
-            for (String early : beforeWelcome) {
-                write(early);
-            }
-            beforeWelcome = null;
-            welcomed = true;
-        }
-    }
-
     @Override
     public boolean send(String frame) {
-        if (!writable) {
+        if (!writable.get()) {
             return false;
         }
-        if (!welcomed) {
-            synchronized (this) {
-                if (!welcomed) {
-                    beforeWelcome.add(frame);
-                    return true;
-                }
-            }
+        if (queuedChars.addAndGet(frame.length()) > sendBufferChars) {
+            queuedChars.addAndGet(-frame.length());
+            fail(4008, "withdrawn: not reading (more than " + sendBufferChars + " characters waiting)",
+                    new IOException("send buffer limit of " + sendBufferChars + " characters exceeded"));
+            return false;
         }
-        return write(frame);
+        outbound.offerLast(frame);
+        if (welcomed) {
+            schedule();
+        }
+        return writable.get();
     }
 
-    private boolean write(String frame) {
-        if (!writable || !out.isOpen()) {
-            return false;
-        }
-        try {
-            out.sendMessage(new TextMessage(frame));
-            return out.isOpen();
-        }
-        catch (SessionLimitExceededException e) {
-            // A client that does not read: its buffer or write time is spent. Withdraw it from live
-            // delivery; it recovers from history on reconnect.
-            if (stopWriting()) {
-                writeFailures.failed(this, 4008, "withdrawn: not reading (send buffer or time limit exceeded)", e);
-            }
-            return false;
-        }
-        catch (Exception e) {
-            // after a close was issued a write in flight may fail: that is the close, not a failure
-            if (stopWriting() && !closeIssued.get()) {
-                writeFailures.failed(this, CloseStatus.SERVER_ERROR.getCode(), "the server could not write to this connection", e);
-            }
-            return false;
+    private void schedule() {
+        if (draining.compareAndSet(false, true)) {
+            Thread.startVirtualThread(this::drain);
         }
     }
 
     /**
-     * Closes the connection with {@code code}: writes stop at once, and the close itself runs on
-     * a virtual thread of its own, since it may wait (up to the container's blocking-send timeout)
-     * for a write stuck on a client that does not read, and no loop may wait with it. The close
-     * goes to the container's session directly: Spring's buffering decorator would drop a close
-     * while another thread checks its limits, and would turn any code into 4500 once its buffer
-     * overflowed. Only the first close counts.
+     * The writer: writes queued frames in order until the queue is empty, then ends (a frame
+     * queued while it ends starts a new writer: the flag is released before the queue is looked
+     * at again). One writer at a time per connection.
+     */
+    private void drain() {
+        while (true) {
+            String frame;
+            while ((frame = outbound.pollFirst()) != null) {
+                queuedChars.addAndGet(-frame.length());
+                if (!writable.get()) {
+                    outbound.clear();
+                    return;
+                }
+                writeStartedNanos = System.nanoTime() | 1;
+                try {
+                    ws.sendMessage(new TextMessage(frame));
+                }
+                catch (Exception e) {
+                    // After a close (ours, or the client's: the container then reports it closed and
+                    // it is unregistered) a write in flight may fail: that is the close, not a failure.
+                    if (!closeIssued.get() && ws.isOpen()) {
+                        fail(CloseStatus.SERVER_ERROR.getCode(), "the server could not write to this connection", e);
+                    }
+                    else {
+                        writable.set(false);
+                    }
+                    return;
+                }
+                finally {
+                    writeStartedNanos = 0;
+                }
+            }
+            draining.set(false);
+            if (outbound.isEmpty() || !draining.compareAndSet(false, true)) {
+                return;
+            }
+        }
+    }
+
+    /** Withdraws the connection (4008) if one write has been blocked longer than {@code send-time-limit}. */
+    void failIfStuck(long nowNanos) {
+        long started = writeStartedNanos;
+        if (started != 0 && nowNanos - started > sendTimeLimitNanos) {
+            fail(4008, "withdrawn: not reading (one write blocked for more than "
+                    + Duration.ofNanos(sendTimeLimitNanos).toSeconds() + " s)", new IOException("send time limit exceeded"));
+        }
+    }
+
+    /** Stops all writes at once and hands the connection to {@link WriteFailures}, the first time only. */
+    private void fail(int code, String reason, Exception cause) {
+        if (writable.compareAndSet(true, false)) {
+            writeFailures.failed(this, code, reason, cause);
+        }
+    }
+
+    /**
+     * Closes the connection with {@code code}: writes stop at once (frames still queued are
+     * dropped), and the close itself runs on a virtual thread of its own, since it may wait for a
+     * write in progress (Tomcat gives a close other than 1000 50 ms for that, then drops the
+     * close frame and closes the socket: a client that stopped reading may see its connection end
+     * without the code). Only the first close counts.
      */
     @Override
     public void close(int code, String reason) {
-        writable = false;
+        writable.set(false);
         if (closeIssued.compareAndSet(false, true)) {
             Thread.startVirtualThread(() -> closeNow(code, reason));
         }
     }
 
-    /** Closes now, on the caller's thread (shutdown: the close must be sent before the server stops). */
-    void closeAndWait(int code, String reason) {
-        writable = false;
+    /**
+     * Shutdown: lets the writer finish what is queued (every answer ingest gave while draining),
+     * up to {@code deadlineNanos}, then closes with {@code code} on the caller's thread.
+     */
+    void drainThenClose(int code, String reason, long deadlineNanos) {
+        while (writable.get() && (!outbound.isEmpty() || writeStartedNanos != 0) && System.nanoTime() < deadlineNanos) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        writable.set(false);
         if (closeIssued.compareAndSet(false, true)) {
             closeNow(code, reason);
         }
@@ -265,7 +318,7 @@ final class Connection implements ClientSession {
      */
     private void closeNow(int code, String reason) {
         try {
-            out.getDelegate().close(new CloseStatus(code, reason));
+            ws.close(new CloseStatus(code, reason));
         }
         catch (Exception e) {
             log.debug("close(" + code + ") of " + userId + "'s connection found it broken: " + e);

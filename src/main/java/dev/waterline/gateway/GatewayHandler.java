@@ -1,13 +1,19 @@
 package dev.waterline.gateway;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.input.InputGate;
 import dev.waterline.lifecycle.Failures;
+import dev.waterline.lifecycle.Loops;
+import dev.waterline.lifecycle.Workers;
 import dev.waterline.lifecycle.ThrottledLog;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.reaper.ReaperProperties;
@@ -59,11 +65,15 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final Counter transportErrors;
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
+    private final Loops loops;
     private volatile boolean running;
+    private volatile boolean stopping;
+    private Thread watchdog;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions,
                    List<FrameHandler> frameHandlers, WatermarkIndex watermark, IndexHealth health,
-                   Withdrawals withdrawals, WaterlineMetrics metrics) {
+                   Withdrawals withdrawals, WaterlineMetrics metrics, Loops loops) {
+        this.loops = loops;
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
@@ -108,6 +118,10 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         Connection conn = new Connection(ws, userId, goodUntil, UlidCreator.getMonotonicUlid().toString(), properties,
                 this::writeFailed);
         ws.getAttributes().put(CONNECTION, conn);
+        if (stopping) {
+            conn.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+            return;
+        }
         // Registry and Redis epoch change together: two connections of one user racing here must
         // not leave Redis naming the evicted one while the registry names the survivor.
         ClientSession evicted = sessions.underUserLock(userId, () -> {
@@ -184,13 +198,9 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     @Override
     protected void handleTextMessage(WebSocketSession ws, TextMessage message) {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
-        if (!ws.isOpen()) {
-            return;   // closed (e.g. 1009) while the container still hands over what it had read
-        }
-        if (!sessions.isCurrent(conn)) {
-            // withdrawn, superseded or expired: a frame from it is never acted on, and a close
-            // that has not gone through yet is issued again
-            conn.close(4008, "withdrawn from live delivery; reconnect and resync");
+        if (!conn.isOpen() || !sessions.isCurrent(conn)) {
+            // closed (e.g. 1009) while the container still hands over what it had read, or
+            // withdrawn, superseded or expired (whoever did that closes it): never acted on
             return;
         }
         conn.received();
@@ -262,7 +272,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     @Override
     protected void handleBinaryMessage(WebSocketSession ws, BinaryMessage message) {
         Connection conn = (Connection) ws.getAttributes().get(CONNECTION);
-        if (!ws.isOpen()) {
+        if (!conn.isOpen() || !sessions.isCurrent(conn)) {
             return;
         }
         conn.received();
@@ -291,23 +301,47 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         conn.send(Frames.error("invalid", message, correlationId));
     }
 
+    /**
+     * The write watchdog (one loop of {@link Loops}, every second): withdraws with 4008 every
+     * connection one of whose writes has been blocked longer than {@code send-time-limit}.
+     */
     @Override
     public void start() {
         running = true;
+        stopping = false;   // a stopped context may be started again (the test framework pauses idle contexts)
+        watchdog = loops.start("write_watchdog", "write-watchdog", () -> running, () -> {
+            LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
+            long now = System.nanoTime();
+            for (ClientSession s : sessions.all()) {
+                if (s instanceof Connection c) {
+                    c.failIfStuck(now);
+                }
+            }
+        });
     }
 
-    /** Shutdown: once ingest has answered what it held, every client is told 1001. */
+    /**
+     * Shutdown: once ingest has answered what it held, every client's writer finishes what is
+     * queued for it (all at once, up to 5 s in all) and the client is told 1001; a connection
+     * that opens meanwhile is told 1001 at once.
+     */
     @Override
     public void stop() {
         running = false;
+        stopping = true;
+        Workers.stop(watchdog, Duration.ofSeconds(2));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        List<Thread> closing = new ArrayList<>();
         for (ClientSession s : sessions.all()) {
             if (s instanceof Connection c) {
-                c.closeAndWait(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+                closing.add(Thread.startVirtualThread(() ->
+                        c.drainThenClose(CloseStatus.GOING_AWAY.getCode(), "server shutting down", deadline)));
             }
             else {
                 s.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
             }
         }
+        Workers.stop(closing, Duration.ofSeconds(6));
     }
 
     @Override

@@ -142,6 +142,7 @@ public class Ingest implements SmartLifecycle {
                 if (Failures.causedByItem(e)) {
                     throw e;
                 }
+                // an outage, an invariant broken (InvariantBroken) or a bug: no send is blamed
                 loops.failed(LOOP, primaries.size() + " sends not accepted (unavailable)", e);
                 rejectAll(keys, "unavailable", "the database could not be reached; the message was not accepted");
                 return;

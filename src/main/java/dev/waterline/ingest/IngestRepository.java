@@ -12,7 +12,6 @@ import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.outbox.OutboxRow;
-import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -142,6 +141,17 @@ class IngestRepository {
     record Result(Map<SendRequest.Key, Outcome> outcomes, List<OutboxRow> rows) {
     }
 
+    /**
+     * What the database answered contradicts what the batch's own locks guarantee (I7): no one
+     * send's doing and no outage, so the batch is answered {@code unavailable} (its clients retry)
+     * and the breach is logged as an error.
+     */
+    static final class InvariantBroken extends RuntimeException {
+        InvariantBroken(String message) {
+            super(message);
+        }
+    }
+
     /** A concurrent batch claimed one of this batch's keys first: roll back and try again. */
     static final class KeyTaken extends RuntimeException {
         KeyTaken() {
@@ -246,8 +256,7 @@ class IngestRepository {
                 rs -> {
                     String chat = rs.getString(1);
                     if (rs.getLong(2) != lastSeq.get(chat) + perChat.get(chat)) {
-                        // not any one send's doing: the batch is answered unavailable, and retried by its clients
-                        throw new TransientDataAccessResourceException("seq of chat " + chat + " moved under its lock");
+                        throw new InvariantBroken("seq of chat " + chat + " moved under its lock");
                     }
                 },
                 rs -> {

@@ -106,12 +106,14 @@ public class Loops {
     /** As {@link #failed(String, Throwable)}, with what was being done, for the log line. */
     public void failed(String loop, String what, Throwable e) {
         metrics.loopErrors(loop).increment();
-        long unlogged = throttles.computeIfAbsent(loop, k -> new ThrottledLog()).admit();
+        boolean outage = Failures.infrastructure(e);
+        // outages and other failures are throttled apart, so an outage's lines never hide a bug's
+        long unlogged = throttles.computeIfAbsent(loop + (outage ? "/outage" : "/failure"), k -> new ThrottledLog()).admit();
         if (unlogged < 0) {
             return;
         }
         String line = "loop " + loop + (what == null ? "" : ": " + what) + ThrottledLog.more(unlogged);
-        if (Failures.infrastructure(e)) {
+        if (outage) {
             log.warn(line + ": " + Failures.describe(e));
         }
         else {

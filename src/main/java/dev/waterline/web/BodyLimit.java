@@ -9,18 +9,23 @@ import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.http.MediaType;
 import org.springframework.stereotype.Component;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * No REST body larger than {@code waterline.api.max-body-bytes} is read: a declared
- * {@code Content-Length} over it is answered {@code 413 too_large} unread, and a body that grows
- * past it while being read (chunked) fails the read ({@link TooLarge}, answered 413 too). A
- * body is parsed before the handler can check its fields, so without this bound one request
- * could make the parser hold any amount of text.
+ * No request body larger than {@code waterline.api.max-body-bytes} is read, on any path: a
+ * declared {@code Content-Length} over it is answered {@code 413 too_large} unread, and a body
+ * that grows past it while being read (chunked), through the stream or the reader, fails the
+ * read ({@link TooLarge}, answered 413 too). A body is parsed before the handler can check its
+ * fields, so without this bound one request could make the parser hold any amount of text. The
+ * filter runs first of all (before any other filter could read a body), and on every path
+ * whatever its spelling ({@code /%61pi/...} reaches the same controllers as {@code /api/...}).
  */
 @Component
+@Order(Ordered.HIGHEST_PRECEDENCE)
 class BodyLimit extends OncePerRequestFilter {
 
     /** A body that went past the limit while it was being read. */
@@ -37,11 +42,6 @@ class BodyLimit extends OncePerRequestFilter {
     }
 
     @Override
-    protected boolean shouldNotFilter(HttpServletRequest request) {
-        return !request.getRequestURI().startsWith("/api/");
-    }
-
-    @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
         if (request.getContentLengthLong() > max) {
@@ -52,6 +52,7 @@ class BodyLimit extends OncePerRequestFilter {
         }
         chain.doFilter(new HttpServletRequestWrapper(request) {
             private ServletInputStream limited;
+            private java.io.BufferedReader reader;
 
             @Override
             public ServletInputStream getInputStream() throws IOException {
@@ -59,6 +60,16 @@ class BodyLimit extends OncePerRequestFilter {
                     limited = new Limited(super.getInputStream(), max);
                 }
                 return limited;
+            }
+
+            @Override
+            public java.io.BufferedReader getReader() throws IOException {
+                if (reader == null) {
+                    String encoding = getCharacterEncoding();
+                    reader = new java.io.BufferedReader(new java.io.InputStreamReader(getInputStream(),
+                            encoding == null ? java.nio.charset.StandardCharsets.UTF_8 : java.nio.charset.Charset.forName(encoding)));
+                }
+                return reader;
             }
         }, response);
     }

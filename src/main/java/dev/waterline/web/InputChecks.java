@@ -64,22 +64,29 @@ final class InputChecks {
     /**
      * Refuses to start when an endpoint reads its body as anything the gate does not see: only a
      * JSON tree ({@link JsonNode}, every string of which {@link Bodies} checks) or raw bytes
-     * ({@code byte[]}, {@code InputStream}: binary, not text) may be a {@code @RequestBody}. A
-     * record or a {@code String} body would reach its controller unchecked.
+     * ({@code byte[]}: binary, not text) may be a body, as {@code @RequestBody} or as the body of
+     * an {@code HttpEntity}. A record or a {@code String} body would reach its controller unchecked.
      */
     @Component
     static class BodyTypes {
 
-        private static final java.util.Set<Class<?>> ALLOWED = java.util.Set.of(JsonNode.class, byte[].class,
-                java.io.InputStream.class);
+        private static final java.util.Set<Class<?>> ALLOWED = java.util.Set.of(JsonNode.class, byte[].class);
 
         BodyTypes(java.util.List<org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping> mappings) {
             for (var mapping : mappings) {
                 mapping.getHandlerMethods().forEach((info, method) -> {
                     for (MethodParameter p : method.getMethodParameters()) {
-                        if (p.hasParameterAnnotation(org.springframework.web.bind.annotation.RequestBody.class)
-                                && ALLOWED.stream().noneMatch(a -> a.isAssignableFrom(p.getParameterType()))) {
-                            throw new IllegalStateException(method + " reads its body as " + p.getParameterType().getName()
+                        Class<?> body = null;
+                        if (p.hasParameterAnnotation(org.springframework.web.bind.annotation.RequestBody.class)) {
+                            body = p.getParameterType();
+                        }
+                        else if (org.springframework.http.HttpEntity.class.isAssignableFrom(p.getParameterType())) {
+                            body = org.springframework.core.ResolvableType.forMethodParameter(p).as(
+                                    org.springframework.http.HttpEntity.class).getGeneric(0).resolve(Object.class);
+                        }
+                        Class<?> read = body;
+                        if (read != null && ALLOWED.stream().noneMatch(a -> a.isAssignableFrom(read))) {
+                            throw new IllegalStateException(method + " reads its body as " + read.getName()
                                     + ", which the input gate does not check: take a JsonNode (or raw bytes)");
                         }
                     }

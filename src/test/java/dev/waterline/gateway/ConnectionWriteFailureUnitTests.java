@@ -19,11 +19,13 @@ import org.springframework.web.socket.WebSocketMessage;
 import org.springframework.web.socket.WebSocketSession;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A write that fails is never swallowed: the connection is handed to the withdrawal path with
- * 1011 (or 4008 for a client whose send buffer is spent), so its client reconnects and resyncs
- * instead of sitting on an open socket that receives nothing.
+ * 1011 (or 4008 for a client that does not read: its buffer spent, or one write blocked past the
+ * send time limit), so its client reconnects and resyncs instead of sitting on an open socket
+ * that receives nothing; and no caller ever waits on a client's socket.
  */
 class ConnectionWriteFailureUnitTests {
 
@@ -36,49 +38,93 @@ class ConnectionWriteFailureUnitTests {
     @Test
     void aWriteThatThrowsWithdrawsTheConnectionWith1011() {
         FakeSocket socket = new FakeSocket();
-        List<Failure> failures = new ArrayList<>();
-        Connection conn = new Connection(socket, "alice", Long.MAX_VALUE, "s1", LIMITS,
-                (c, code, reason, cause) -> failures.add(new Failure(code, reason, cause)));
+        List<Failure> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Connection conn = new Connection(socket, "alice", Long.MAX_VALUE, "s1", LIMITS, (c, code, reason, cause) -> {
+            failures.add(new Failure(code, reason, cause));
+            c.close(code, reason);
+        });
         conn.welcome("{\"type\":\"welcome\"}");
-        assertThat(socket.sent).hasSize(1);
+        await().atMost(Duration.ofSeconds(5)).until(() -> socket.sent.size() == 1);
 
         socket.failWith = new IOException("the frame cannot be encoded");
-        assertThat(conn.send("{\"type\":\"message\"}")).isFalse();
+        assertThat(conn.send("{\"type\":\"message\"}")).as("queued").isTrue();
 
+        await().atMost(Duration.ofSeconds(5)).until(() -> !failures.isEmpty());
         assertThat(failures).singleElement().satisfies(f -> {
             assertThat(f.code()).isEqualTo(CloseStatus.SERVER_ERROR.getCode());
             assertThat(f.cause()).hasMessageContaining("cannot be encoded");
         });
+        await().atMost(Duration.ofSeconds(5)).until(() -> socket.closedWith != null);
+        assertThat(socket.closedWith.getCode()).isEqualTo(1011);
+        assertThat(conn.send("{\"type\":\"message\"}")).as("nothing more is taken").isFalse();
     }
 
     @Test
-    void aClientThatDoesNotReadIsWithdrawnWith4008() {
+    void aClientThatDoesNotReadStallsOnlyItsOwnWriterAndIsWithdrawnWith4008() {
         FakeSocket socket = new FakeSocket();
         List<Failure> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
         Connection conn = new Connection(socket, "bob", Long.MAX_VALUE, "s2", LIMITS, (c, code, reason, cause) -> {
             failures.add(new Failure(code, reason, cause));
             c.close(code, reason);
         });
-        conn.welcome("{\"type\":\"welcome\"}");
-        // The next write blocks in the socket (a client that stopped reading), so the ones after
-        // it pile up in the connection's 64-byte buffer until it overflows.
         socket.blockForever = true;
-        Thread writer = Thread.startVirtualThread(() -> conn.send("{\"type\":\"message\",\"n\":-1}"));
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> socket.writing);
+        conn.welcome("{\"type\":\"welcome\"}");
+        await().atMost(Duration.ofSeconds(5)).until(() -> socket.writing);
+
+        // The caller (in the server: a group-commit writer answering, a fast-path worker) never
+        // waits: the frames queue behind the blocked write until the 64-character buffer is spent.
+        long start = System.nanoTime();
         for (int i = 0; i < 10 && failures.isEmpty(); i++) {
             conn.send("{\"type\":\"message\",\"n\":" + i + "}");
         }
-        assertThat(failures).isNotEmpty();
-        assertThat(failures.getFirst().code()).isEqualTo(4008);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> socket.closedWith != null);
-        assertThat(socket.closedWith.getCode()).as("the client sees 4008, not the decorator's 4500").isEqualTo(4008);
-        assertThat(conn.send("{\"type\":\"message\"}")).as("nothing more is written").isFalse();
-        writer.interrupt();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        assertThat(failures).singleElement().extracting(Failure::code).isEqualTo(4008);
+        await().atMost(Duration.ofSeconds(5)).until(() -> socket.closedWith != null);
+        assertThat(socket.closedWith.getCode()).as("the code given, not the 4500 Spring's decorator would send").isEqualTo(4008);
+        assertThat(conn.send("{\"type\":\"message\"}")).isFalse();
+    }
+
+    @Test
+    void aWriteBlockedLongerThanTheSendTimeLimitWithdrawsTheConnectionWith4008() {
+        FakeSocket socket = new FakeSocket();
+        List<Failure> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Connection conn = new Connection(socket, "carol", Long.MAX_VALUE, "s3", LIMITS,
+                (c, code, reason, cause) -> failures.add(new Failure(code, reason, cause)));
+        socket.blockForever = true;
+        conn.welcome("{\"type\":\"welcome\"}");
+        await().atMost(Duration.ofSeconds(5)).until(() -> socket.writing);
+
+        conn.failIfStuck(System.nanoTime());
+        assertThat(failures).as("blocked, but not for 10 s yet").isEmpty();
+        conn.failIfStuck(System.nanoTime() + Duration.ofSeconds(11).toNanos());
+        assertThat(failures).singleElement().extracting(Failure::code).isEqualTo(4008);
+    }
+
+    @Test
+    void welcomeIsWrittenFirstAndThenEveryFrameInTheOrderItWasSent() {
+        FakeSocket socket = new FakeSocket();
+        GatewayProperties roomy = new GatewayProperties(DataSize.ofKilobytes(64), 4000, 256, 200,
+                Duration.ofSeconds(10), DataSize.ofMegabytes(1), 1000);
+        Connection conn = new Connection(socket, "dave", Long.MAX_VALUE, "s4", roomy, (c, code, reason, cause) -> {
+        });
+        List<String> sent = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            sent.add("{\"n\":" + i + "}");
+            conn.send(sent.getLast());
+        }
+        conn.welcome("{\"type\":\"welcome\"}");
+        for (int i = 5; i < 200; i++) {
+            sent.add("{\"n\":" + i + "}");
+            conn.send(sent.getLast());
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> socket.sent.size() == 201);
+        assertThat(socket.sent.getFirst().getPayload()).isEqualTo("{\"type\":\"welcome\"}");
+        assertThat(socket.sent.subList(1, 201)).extracting(m -> (String) m.getPayload()).containsExactlyElementsOf(sent);
     }
 
     /** A WebSocketSession whose writes succeed, throw, or block, as the test says. */
     static final class FakeSocket implements WebSocketSession {
-        final List<WebSocketMessage<?>> sent = new ArrayList<>();
+        final List<WebSocketMessage<?>> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
         volatile IOException failWith;
         volatile boolean blockForever;
         volatile boolean writing;

@@ -91,7 +91,8 @@ class LoopsUnitTests {
                 new RedisSystemException("x", new RedisLoadingException("LOADING Redis is loading the dataset in memory")),
                 new RedisSystemException("x", new RedisReadOnlyException("READONLY You can't write against a read only replica.")),
                 new RedisSystemException("x", new RedisCommandExecutionException("OOM command not allowed")),
-                new RedisSystemException("x", new RedisCommandTimeoutException("timed out")));
+                new RedisSystemException("x", new RedisCommandTimeoutException("timed out")),
+                new RedisSystemException("x", new RedisCommandExecutionException("MISCONF Redis is configured to save RDB snapshots")));
         for (Throwable e : infrastructure) {
             assertThat(Failures.infrastructure(e)).as(e.toString()).isTrue();
             assertThat(Failures.causedByItem(e)).as(e.toString()).isFalse();
@@ -99,16 +100,21 @@ class LoopsUnitTests {
         List<Throwable> items = List.of(
                 new UncategorizedSQLException("x", "sql", new SQLException("invalid byte sequence: 0x00", "22021")),
                 new DataIntegrityViolationException("dup", new SQLException("duplicate key", "23505")),
-                new UncategorizedSQLException("x", "sql", new SQLException("index row too big", "54000")),
-                new RedisSystemException("x", new RedisCommandExecutionException("ERR value is not an integer")),
-                new IllegalArgumentException("the driver refused a parameter before sending it"));
+                // Spring files class 54 under DataAccessResourceFailureException: the SQLSTATE decides
+                new DataAccessResourceFailureException("x", new SQLException("index row too big", "54000")),
+                new UncategorizedSQLException("x", "sql", new SQLException("zero bytes in a parameter", "22021")),
+                new RedisSystemException("x", new RedisCommandExecutionException("ERR value is not an integer")));
         for (Throwable e : items) {
             assertThat(Failures.causedByItem(e)).as(e.toString()).isTrue();
             assertThat(Failures.infrastructure(e)).as(e.toString()).isFalse();
         }
-        Throwable bug = new UncategorizedSQLException("x", "sql", new SQLException("column does not exist", "42703"));
-        assertThat(Failures.causedByItem(bug)).as("a broken query is no item's doing").isFalse();
-        assertThat(Failures.infrastructure(bug)).as("nor an outage").isFalse();
+        for (Throwable bug : List.of(
+                new UncategorizedSQLException("x", "sql", new SQLException("column does not exist", "42703")),
+                new IllegalStateException("a bug of our own"),
+                new NullPointerException())) {
+            assertThat(Failures.causedByItem(bug)).as(bug + " is no item's doing").isFalse();
+            assertThat(Failures.infrastructure(bug)).as(bug + " is no outage").isFalse();
+        }
     }
 
     @Test
