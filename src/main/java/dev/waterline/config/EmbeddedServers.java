@@ -177,8 +177,13 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
             if (clean) {
                 // The library deletes a clean data directory when the JVM exits; a JVM killed
                 // meanwhile leaves part of it, on which initdb then fails. Wiped here instead, but
-                // only a directory this class made (its marker file) that no PostgreSQL is using.
+                // only a directory this class made (its marker) that no PostgreSQL is using.
                 wipeIfOurs(dir, log);
+            }
+            if (!Files.exists(dir)) {
+                // a new directory is ours: marked before initdb fills it, so a start killed
+                // half-way still leaves it wipeable
+                Files.writeString(marker(dir), "made by Waterline's embedded mode; wiped at start when clean=true\n");
             }
             if (log != null) {
                 log.info("Starting embedded PostgreSQL with data in " + dir);
@@ -196,7 +201,6 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
                     .setServerConfig("fsync", "on")
                     .setServerConfig("synchronous_commit", "on")
                     .start();
-            Files.writeString(dir.resolve(MARKER), "made by Waterline's embedded mode; wiped at start when clean=true\n");
             if (log != null) {
                 log.info("Embedded PostgreSQL listening on 127.0.0.1:" + pg.getPort());
             }
@@ -225,25 +229,42 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
         }
     }
 
-    /** Marks a PostgreSQL data directory this class made, and so may wipe. */
-    private static final String MARKER = ".waterline-embedded";
+    /** Beside a PostgreSQL data directory this class made (and so may wipe): initdb wants the directory itself empty. */
+    private static Path marker(Path dir) {
+        return dir.resolveSibling(dir.getFileName() + ".waterline-embedded");
+    }
 
     /**
-     * Deletes {@code dir} if it carries {@link #MARKER} and no {@code postmaster.pid} (no
-     * PostgreSQL is running on it); leaves anything else alone (initdb then refuses a directory
-     * that is not empty, and the start fails instead of losing someone's data).
+     * Deletes {@code dir} if its marker is beside it and no PostgreSQL runs on it (no
+     * {@code postmaster.pid}, or one naming a process that is gone); leaves anything else alone
+     * (initdb then refuses a directory that is not empty, and the start fails instead of losing
+     * someone's data).
      */
     private static void wipeIfOurs(Path dir, Log log) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }
-        if (!Files.exists(dir.resolve(MARKER)) || Files.exists(dir.resolve("postmaster.pid"))) {
+        if (!Files.exists(marker(dir)) || postgresRunsOn(dir)) {
             if (log != null) {
                 log.warn("Not wiping " + dir + ": not made by Waterline's embedded mode, or a PostgreSQL is running on it");
             }
             return;
         }
         deleteRecursively(dir);
+    }
+
+    private static boolean postgresRunsOn(Path dir) throws IOException {
+        Path pidFile = dir.resolve("postmaster.pid");
+        if (!Files.exists(pidFile)) {
+            return false;
+        }
+        String first = Files.readAllLines(pidFile).stream().findFirst().orElse("").strip();
+        try {
+            return ProcessHandle.of(Long.parseLong(first)).map(ProcessHandle::isAlive).orElse(false);
+        }
+        catch (NumberFormatException e) {
+            return true;   // unreadable: assume it runs
+        }
     }
 
     private static void deleteRecursively(Path dir) throws IOException {

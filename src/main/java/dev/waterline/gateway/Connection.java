@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.waterline.session.ClientSession;
@@ -14,38 +15,39 @@ import io.github.bucket4j.Bucket;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.web.socket.CloseStatus;
-import org.springframework.web.socket.adapter.NativeWebSocketSession;
-import org.springframework.web.socket.TextMessage;
 import org.springframework.web.socket.WebSocketSession;
 
 /**
  * One WebSocket connection: its outbound queue and writer, its send credits and its rate limit.
  *
- * <p>Writer: {@link #send} only queues the frame and returns; the frames are written, in order, by
- * a virtual thread of this connection's own, started when the queue stops being empty and ending
- * when it is empty again. So no thread of the server's loops (the group commit answering
- * {@code accepted}, the fast path, the poller, receipts) ever waits on a client's socket: a
- * client that stops reading stalls only its own writer. Such a client is withdrawn with 4008
- * once more than {@code send-buffer-limit} characters wait in its queue, or once one write has
- * been blocked for longer than {@code send-time-limit} (the gateway's write watchdog checks every
- * second, {@link #failIfStuck}). Any other failure of a write (the socket broke, the frame could
- * not be encoded) withdraws it with 1011. Either way {@link WriteFailures} decides (off the
- * thread that wrote), so the client reconnects and resyncs instead of sitting on an open socket
- * that receives nothing; and from the first failure or close on, nothing more is written.
+ * <p>Writer: {@link #send} queues the frame; whoever finds the writer idle takes it and writes
+ * queued frames in order through the container's asynchronous send ({@link Outlet}), each
+ * completion starting the next, until the queue is empty. No thread ever waits for a client's
+ * socket: a frame the socket cannot take yet is left to the container's poller, and its
+ * completion continues the queue. So no loop of the server (the group commit answering
+ * {@code accepted}, the fast path, the poller, receipts) is slowed by a client that stops
+ * reading, and no thread is pinned or parked on one. Such a client is withdrawn with 4008 once
+ * more than {@code send-buffer-limit} characters wait in its queue, or once one write has been in
+ * flight longer than {@code send-time-limit} (the container's send timeout, and the gateway's
+ * write watchdog every second, {@link #failIfStuck}). Any other failure of a write (the socket
+ * broke, the frame could not be encoded) withdraws it with 1011. Either way {@link WriteFailures}
+ * decides, and from the first failure or close on, nothing more is written. A write that fails
+ * because the client had already closed is no failure: the container reports the close.
  */
 final class Connection implements ClientSession {
 
     private static final Log log = LogFactory.getLog(Connection.class);
-    /** Tomcat's own bound on a blocking write, set per session as a backstop behind the watchdog. */
-    private static final String TOMCAT_BLOCKING_SEND_TIMEOUT = "org.apache.tomcat.websocket.BLOCKING_SEND_TIMEOUT";
 
     /** What to do with a connection whose write failed: withdraw it (never an ack) and close it with {@code code}. */
     @FunctionalInterface
     interface WriteFailures {
-        void failed(Connection conn, int code, String reason, Exception cause);
+        void failed(Connection conn, String why, int code, String reason, Throwable cause);
     }
 
-    private final WebSocketSession ws;
+    /** States of the one send in flight: its completion tells the sending thread whether it came at once. */
+    private static final int SENDING = 1, DONE_AT_ONCE = 2, PENDING = 3;
+
+    private final Outlet outlet;
     private final String userId;
     private final String sessionId;
     private final long tokenGoodUntilMillis;
@@ -60,18 +62,25 @@ final class Connection implements ClientSession {
 
     private final ConcurrentLinkedDeque<String> outbound = new ConcurrentLinkedDeque<>();
     private final AtomicLong queuedChars = new AtomicLong();
+    /** Held by whoever is writing this connection's frames (from taking one until the queue is empty). */
     private final AtomicBoolean draining = new AtomicBoolean();
+    private final AtomicInteger sendState = new AtomicInteger();
     /** False from the first failed write or close on: nothing more is queued or written. */
     private final AtomicBoolean writable = new AtomicBoolean(true);
     private final AtomicBoolean closeIssued = new AtomicBoolean();
     /** Frames wait in the queue until {@code welcome}, which goes first, has been queued. */
     private volatile boolean welcomed;
-    /** When the write in progress started ({@link System#nanoTime()}, never 0), or 0 when none is. */
+    /** When the write in flight started ({@link System#nanoTime()}, never 0), or 0 when none is. */
     private volatile long writeStartedNanos;
 
     Connection(WebSocketSession ws, String userId, long tokenGoodUntilMillis, String sessionId, GatewayProperties limits,
                WriteFailures writeFailures) {
-        this.ws = ws;
+        this(Outlet.of(ws, limits.sendTimeLimit()), userId, tokenGoodUntilMillis, sessionId, limits, writeFailures);
+    }
+
+    Connection(Outlet outlet, String userId, long tokenGoodUntilMillis, String sessionId, GatewayProperties limits,
+               WriteFailures writeFailures) {
+        this.outlet = outlet;
         this.userId = userId;
         this.sessionId = sessionId;
         this.tokenGoodUntilMillis = tokenGoodUntilMillis;
@@ -83,9 +92,6 @@ final class Connection implements ClientSession {
         this.rate = Bucket.builder()
                 .addLimit(limit -> limit.capacity(perSecond).refillGreedy(perSecond, Duration.ofSeconds(1)))
                 .build();
-        if (ws instanceof NativeWebSocketSession n && n.getNativeSession() instanceof jakarta.websocket.Session session) {
-            session.getUserProperties().put(TOMCAT_BLOCKING_SEND_TIMEOUT, limits.sendTimeLimit().plusSeconds(5).toMillis());
-        }
     }
 
     @Override
@@ -187,7 +193,7 @@ final class Connection implements ClientSession {
 
     @Override
     public boolean isOpen() {
-        return writable.get() && ws.isOpen();
+        return writable.get() && outlet.isOpen();
     }
 
     /** Queues {@code welcome} ahead of whatever was sent to this connection meanwhile, and starts writing. */
@@ -199,9 +205,10 @@ final class Connection implements ClientSession {
     }
 
     /**
-     * Queues one frame for this connection's writer; false when the connection no longer takes
-     * frames (closed, withdrawn, or this frame would put more than {@code send-buffer-limit}
-     * characters in its queue: then it is withdrawn with 4008). Never waits for the socket.
+     * Queues one frame; false when the connection no longer takes frames (closed, withdrawn, or
+     * this frame would put more than {@code send-buffer-limit} characters in its queue: then it is
+     * withdrawn with 4008). Never waits for the socket: at most it starts a write the socket takes
+     * at once.
      */
     @Override
     public boolean send(String frame) {
@@ -210,7 +217,7 @@ final class Connection implements ClientSession {
         }
         if (queuedChars.addAndGet(frame.length()) > sendBufferChars) {
             queuedChars.addAndGet(-frame.length());
-            fail(4008, "withdrawn: not reading (more than " + sendBufferChars + " characters waiting)",
+            fail("send_buffer", 4008, "withdrawn: not reading (more than " + sendBufferChars + " characters waiting)",
                     new IOException("send buffer limit of " + sendBufferChars + " characters exceeded"));
             return false;
         }
@@ -223,88 +230,119 @@ final class Connection implements ClientSession {
 
     private void schedule() {
         if (draining.compareAndSet(false, true)) {
-            Thread.startVirtualThread(this::drain);
+            pump();
         }
     }
 
     /**
-     * The writer: writes queued frames in order until the queue is empty, then ends (a frame
-     * queued while it ends starts a new writer: the flag is released before the queue is looked
-     * at again). One writer at a time per connection.
+     * Writes queued frames, holding {@code draining}, until the queue is empty (then lets go, and
+     * looks once more: a frame queued meanwhile found the flag still held) or a send goes
+     * asynchronous (its completion, {@link #sent}, continues here on its own thread). A send that
+     * completes at once is followed in this loop, not by recursion.
      */
-    private void drain() {
+    private void pump() {
         while (true) {
-            String frame;
-            while ((frame = outbound.pollFirst()) != null) {
-                queuedChars.addAndGet(-frame.length());
-                if (!writable.get()) {
-                    outbound.clear();
+            String frame = outbound.pollFirst();
+            if (frame == null) {
+                draining.set(false);
+                if (outbound.isEmpty() || !draining.compareAndSet(false, true)) {
                     return;
                 }
-                writeStartedNanos = System.nanoTime() | 1;
-                try {
-                    ws.sendMessage(new TextMessage(frame));
-                }
-                catch (Exception e) {
-                    // After a close (ours, or the client's: the container then reports it closed and
-                    // it is unregistered) a write in flight may fail: that is the close, not a failure.
-                    if (!closeIssued.get() && ws.isOpen()) {
-                        fail(CloseStatus.SERVER_ERROR.getCode(), "the server could not write to this connection", e);
-                    }
-                    else {
-                        writable.set(false);
-                    }
-                    return;
-                }
-                finally {
-                    writeStartedNanos = 0;
-                }
+                continue;
             }
-            draining.set(false);
-            if (outbound.isEmpty() || !draining.compareAndSet(false, true)) {
+            queuedChars.addAndGet(-frame.length());
+            if (!writable.get()) {
+                outbound.clear();
+                return;   // the flag stays held: nothing is ever written again
+            }
+            writeStartedNanos = System.nanoTime() | 1;
+            sendState.set(SENDING);
+            try {
+                outlet.send(frame, this::sent);
+            }
+            catch (RuntimeException notStarted) {
+                writeStartedNanos = 0;
+                writeFailed(notStarted);
+                return;
+            }
+            if (sendState.compareAndSet(SENDING, PENDING)) {
+                return;   // not done yet: its completion carries on
+            }
+            if (!writable.get()) {
                 return;
             }
         }
     }
 
-    /** Withdraws the connection (4008) if one write has been blocked longer than {@code send-time-limit}. */
+    /** A send's completion. */
+    private void sent(Throwable failure) {
+        writeStartedNanos = 0;
+        if (failure != null) {
+            writeFailed(failure);
+        }
+        if (sendState.compareAndSet(SENDING, DONE_AT_ONCE)) {
+            return;   // the sending thread's loop goes on
+        }
+        pump();
+    }
+
+    private void writeFailed(Throwable failure) {
+        if (closeIssued.get() || (failure instanceof IllegalStateException && !outlet.isOpen())) {
+            writable.set(false);   // our close, or the client's, came first: that is the close, not a failure
+        }
+        else if (failure instanceof java.net.SocketTimeoutException) {
+            fail("send_time", 4008, "withdrawn: not reading (one write in flight for more than "
+                    + Duration.ofNanos(sendTimeLimitNanos).toSeconds() + " s)", failure);
+        }
+        else {
+            fail("write_failed", CloseStatus.SERVER_ERROR.getCode(), "the server could not write to this connection", failure);
+        }
+    }
+
+    /** Withdraws the connection (4008) if one write has been in flight longer than {@code send-time-limit}. */
     void failIfStuck(long nowNanos) {
         long started = writeStartedNanos;
         if (started != 0 && nowNanos - started > sendTimeLimitNanos) {
-            fail(4008, "withdrawn: not reading (one write blocked for more than "
+            fail("send_time", 4008, "withdrawn: not reading (one write in flight for more than "
                     + Duration.ofNanos(sendTimeLimitNanos).toSeconds() + " s)", new IOException("send time limit exceeded"));
         }
     }
 
     /** Stops all writes at once and hands the connection to {@link WriteFailures}, the first time only. */
-    private void fail(int code, String reason, Exception cause) {
+    private void fail(String why, int code, String reason, Throwable cause) {
         if (writable.compareAndSet(true, false)) {
-            writeFailures.failed(this, code, reason, cause);
+            writeFailures.failed(this, why, code, reason, cause);
         }
     }
 
     /**
-     * Closes the connection with {@code code}: writes stop at once (frames still queued are
-     * dropped), and the close itself runs on a virtual thread of its own, since it may wait for a
-     * write in progress (Tomcat gives a close other than 1000 50 ms for that, then drops the
-     * close frame and closes the socket: a client that stopped reading may see its connection end
-     * without the code). Only the first close counts.
+     * Closes the connection with {@code code}: writes stop at once and what is queued is dropped,
+     * and the close itself runs on a virtual thread of its own, since it may wait for a write in
+     * flight (Tomcat gives a close other than 1000 50 ms for that, then drops the close frame and
+     * closes the socket: a client that stopped reading may see its connection end without the
+     * code). Only the first close counts.
      */
     @Override
     public void close(int code, String reason) {
         writable.set(false);
+        outbound.clear();
         if (closeIssued.compareAndSet(false, true)) {
             Thread.startVirtualThread(() -> closeNow(code, reason));
         }
     }
 
     /**
-     * Shutdown: lets the writer finish what is queued (every answer ingest gave while draining),
-     * up to {@code deadlineNanos}, then closes with {@code code} on the caller's thread.
+     * Shutdown: lets the writer finish what is queued (every answer ingest gave while draining) up
+     * to {@code deadlineNanos}, without waiting for a write already in flight for more than 100 ms
+     * (a client that is not reading), then closes with {@code code} on the caller's thread.
      */
     void drainThenClose(int code, String reason, long deadlineNanos) {
-        while (writable.get() && (!outbound.isEmpty() || writeStartedNanos != 0) && System.nanoTime() < deadlineNanos) {
-            LockSupport.parkNanos(1_000_000);
+        while (writable.get() && (draining.get() || !outbound.isEmpty()) && System.nanoTime() < deadlineNanos) {
+            long started = writeStartedNanos;
+            if (started != 0 && System.nanoTime() - started > TimeUnit.MILLISECONDS.toNanos(100)) {
+                break;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
         writable.set(false);
         if (closeIssued.compareAndSet(false, true)) {
@@ -318,7 +356,7 @@ final class Connection implements ClientSession {
      */
     private void closeNow(int code, String reason) {
         try {
-            ws.close(new CloseStatus(code, reason));
+            outlet.close(new CloseStatus(code, reason));
         }
         catch (Exception e) {
             log.debug("close(" + code + ") of " + userId + "'s connection found it broken: " + e);

@@ -98,7 +98,8 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         this.limits = Map.copyOf(l);
         metrics.gauge("waterline.connections.active", "open WebSocket sessions", sessions::size);
         this.writeFailures = metrics.counter("waterline.gateway.write.failures",
-                "socket writes that failed; each withdrew its connection (1011, or 4008 for a client that does not read)");
+                "connections withdrawn because writing to them failed: a socket error (1011), or a client that does"
+                        + " not read (4008: its queue past the send buffer, or a write in flight past the send time)");
         metrics.functionCounter("waterline.gateway.connections.refused",
                 "connections closed as accepted: their address held max-connections-per-address already",
                 AddressCappedProtocol::refusedTotal);
@@ -122,6 +123,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             conn.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
             return;
         }
+        boolean[] late = {false};
         // Registry and Redis epoch change together: two connections of one user racing here must
         // not leave Redis naming the evicted one while the registry names the survivor.
         ClientSession evicted = sessions.underUserLock(userId, () -> {
@@ -134,8 +136,18 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                         + Failures.describe(e));
                 health.suspect();
             }
+            // stop() sets the flag before it looks at the registry: a connection registered after
+            // that is seen here instead, and leaves again
+            if (stopping) {
+                sessions.unregister(conn);
+                late[0] = true;
+            }
             return previous;
         });
+        if (late[0]) {
+            conn.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+            return;
+        }
         if (evicted != null) {
             evicted.close(4009, "superseded by a newer connection");
         }
@@ -149,7 +161,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
      * dropped, never an ack) and closed with {@code code}, so that its client reconnects and
      * resyncs instead of staying on a socket that no longer receives anything.
      */
-    private void writeFailed(Connection conn, int code, String reason, Exception cause) {
+    private void writeFailed(Connection conn, String why, int code, String reason, Throwable cause) {
         writeFailures.increment();
         long unlogged = writeFailureLog.admit();
         if (unlogged >= 0) {
@@ -158,7 +170,6 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         }
         // The withdrawal talks to Redis and the close may wait for a stuck write: neither may hold
         // up the thread that wrote (a group-commit writer answering, a fast-path worker).
-        String why = code == CloseStatus.SERVER_ERROR.getCode() ? "write_failed" : "send_buffer";
         Thread.startVirtualThread(() -> {
             if (!withdrawals.withdraw(conn, why, code, reason)) {
                 conn.close(code, reason);
@@ -171,6 +182,13 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         if (ws.getAttributes().get(CONNECTION) instanceof Connection conn) {
             sessions.underUserLock(conn.userId(), () -> {
                 if (sessions.unregister(conn)) {
+                    if (stopping) {
+                        // Shutting down: no Redis call per connection (with Redis slow, thousands
+                        // would hold the stop for minutes). The index is distrusted instead, so
+                        // the next start (or resume) rebuilds it before anything is reclaimed.
+                        health.suspect();
+                        return null;
+                    }
                     try {
                         watermark.disconnect(conn);
                     }
@@ -341,7 +359,9 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                 s.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
             }
         }
-        Workers.stop(closing, Duration.ofSeconds(6));
+        // all together within the deadline and a second more; closes still going on after that
+        // finish on their own threads
+        Workers.joinUntil(closing, deadline + TimeUnit.SECONDS.toNanos(1));
     }
 
     @Override

@@ -14,8 +14,10 @@ import org.springframework.util.unit.DataSize;
  * @param maxInflightSends sends per connection that may await their answer; more get {@code rate_limited}. Default 256.
  * @param maxSendsPerSecond sustained sends per connection per second (bursts up to the same number);
  *                          more get {@code rate_limited}. Default 200.
- * @param sendTimeLimit longest a single socket write may take before the connection is dropped. Default 10 s.
- * @param sendBufferLimit outbound bytes buffered for a slow reader before it is dropped. Default 1 MiB.
+ * @param sendTimeLimit longest one write may be in flight before the client is withdrawn (4008). Default 10 s.
+ * @param sendBufferLimit outbound characters queued for a client (counted as UTF-16 code units, the
+ *                        unit written as a size: {@code 1MB} is 1,048,576 characters) before it is
+ *                        withdrawn (4008). Default 1 MiB.
  * @param maxConnectionsPerAddress open connections (WebSocket and HTTP) one remote address may
  *                                 hold; more are closed as they are accepted. Default 1000; 0
  *                                 turns the cap off. Behind a proxy every connection comes from
@@ -30,4 +32,10 @@ public record GatewayProperties(
         @DefaultValue("10s") Duration sendTimeLimit,
         @DefaultValue("1MB") DataSize sendBufferLimit,
         @DefaultValue("1000") int maxConnectionsPerAddress) {
+
+    public GatewayProperties {
+        if (sendTimeLimit.isNegative() || sendTimeLimit.isZero() || sendBufferLimit.toBytes() < 1) {
+            throw new IllegalArgumentException("waterline.gateway.send-time-limit and send-buffer-limit must be positive");
+        }
+    }
 }

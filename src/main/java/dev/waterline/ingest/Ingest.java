@@ -144,7 +144,9 @@ public class Ingest implements SmartLifecycle {
                 }
                 // an outage, an invariant broken (InvariantBroken) or a bug: no send is blamed
                 loops.failed(LOOP, primaries.size() + " sends not accepted (unavailable)", e);
-                rejectAll(keys, "unavailable", "the database could not be reached; the message was not accepted");
+                rejectAll(keys, "unavailable", Failures.infrastructure(e)
+                        ? "the database could not be reached; the message was not accepted"
+                        : "the server could not store the message; not accepted, retry it");
                 return;
             }
         }

@@ -6,6 +6,8 @@ import java.sql.SQLTransientException;
 import java.util.Set;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.RecoverableDataAccessException;
@@ -23,7 +25,8 @@ import org.springframework.transaction.TransactionException;
  * or a Redis command error other than those Redis answers while it cannot serve. Only these are
  * isolated to their item ({@link Isolation}).</li>
  * <li><b>Infrastructure</b> ({@link #infrastructure}): PostgreSQL or Redis cannot serve right
- * now. SQLSTATE classes 08, 40, 53, 57, 58 and the states 25006 (read-only transaction: a
+ * now. SQLSTATE classes 08, 28 (authentication: a rotated password), 3D (the database is gone),
+ * 40, 53, 57, 58 and the states 25006 (read-only transaction: a
  * standby after a failover, a database gone read-only on a full disk), 25P03 and 55P03; Redis
  * answering LOADING, READONLY, BUSY, OOM, MASTERDOWN, TRYAGAIN, CLUSTERDOWN, NOREPLICAS,
  * NOSCRIPT, MISCONF (a failed save), NOAUTH, NOPERM or WRONGPASS; a connection or a command
@@ -34,13 +37,14 @@ import org.springframework.transaction.TransactionException;
  * and counted.</li>
  * </ul>
  *
- * <p>The SQLSTATE decides whenever there is one anywhere in the cause chain, before any Spring
- * exception type: Spring files class 54 under {@code DataAccessResourceFailureException}, for one.
+ * <p>Order: an item's SQLSTATE (22, 23, 54) anywhere in the cause chain decides first (Spring
+ * files class 54 under {@code DataAccessResourceFailureException}); then any connection-level
+ * failure in the chain (whatever it carries inside); then the first SQLSTATE or Redis error.
  */
 public final class Failures {
 
     private static final Set<String> ITEM_CLASSES = Set.of("22", "23", "54");
-    private static final Set<String> INFRASTRUCTURE_CLASSES = Set.of("08", "40", "53", "57", "58");
+    private static final Set<String> INFRASTRUCTURE_CLASSES = Set.of("08", "28", "3D", "40", "53", "57", "58");
     private static final Set<String> INFRASTRUCTURE_STATES = Set.of("25006", "25P03", "55P03");
     private static final Set<String> REDIS_UNAVAILABLE = Set.of("LOADING", "READONLY", "BUSY", "OOM", "MASTERDOWN",
             "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "NOSCRIPT", "MISCONF", "NOAUTH", "NOPERM", "WRONGPASS");
@@ -61,25 +65,36 @@ public final class Failures {
     }
 
     private static Kind kind(Throwable e) {
+        // 1. An item's data error decides even under a connection-level wrapper (Spring files
+        //    class 54 under DataAccessResourceFailureException).
+        for (Throwable t = e; t != null; t = next(t)) {
+            if (t instanceof SQLException s && s.getSQLState() != null && s.getSQLState().length() >= 2
+                    && ITEM_CLASSES.contains(s.getSQLState().substring(0, 2))) {
+                return Kind.ITEM;
+            }
+        }
+        // 2. A failure to reach or use the server, whatever it carries inside (a Redis "ERR max
+        //    number of clients" inside a connection failure is no item's doing).
+        for (Throwable t = e; t != null; t = next(t)) {
+            if (t instanceof DataAccessResourceFailureException || t instanceof TransientDataAccessException
+                    || t instanceof RecoverableDataAccessException || t instanceof TransactionException
+                    || t instanceof RedisConnectionFailureException || t instanceof RedisConnectionException
+                    || t instanceof RedisCommandTimeoutException
+                    || t instanceof SQLTransientException || t instanceof SQLRecoverableException) {
+                return Kind.INFRASTRUCTURE;
+            }
+        }
+        // 3. The first SQLSTATE or Redis error decides.
         for (Throwable t = e; t != null; t = next(t)) {
             if (t instanceof SQLException s && s.getSQLState() != null && s.getSQLState().length() >= 2) {
                 String state = s.getSQLState();
-                String stateClass = state.substring(0, 2);
-                if (ITEM_CLASSES.contains(stateClass)) {
-                    return Kind.ITEM;
-                }
-                return INFRASTRUCTURE_CLASSES.contains(stateClass) || INFRASTRUCTURE_STATES.contains(state)
+                return INFRASTRUCTURE_CLASSES.contains(state.substring(0, 2)) || INFRASTRUCTURE_STATES.contains(state)
                         ? Kind.INFRASTRUCTURE : Kind.OTHER;
             }
             if (t instanceof RedisCommandExecutionException r) {
                 return REDIS_UNAVAILABLE.contains(firstWord(r.getMessage())) ? Kind.INFRASTRUCTURE : Kind.ITEM;
             }
-        }
-        for (Throwable t = e; t != null; t = next(t)) {
-            if (t instanceof DataAccessResourceFailureException || t instanceof TransientDataAccessException
-                    || t instanceof RecoverableDataAccessException || t instanceof TransactionException
-                    || t instanceof RedisConnectionFailureException || t instanceof RedisException
-                    || t instanceof SQLTransientException || t instanceof SQLRecoverableException) {
+            if (t instanceof RedisException) {
                 return Kind.INFRASTRUCTURE;
             }
         }

@@ -31,6 +31,23 @@ public final class Workers {
         }
     }
 
+    /** Waits for {@code threads} to end, all of them together no later than {@code deadlineNanos} ({@link System#nanoTime()}). */
+    public static void joinUntil(Collection<Thread> threads, long deadlineNanos) {
+        for (Thread t : threads) {
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                t.join(Duration.ofNanos(left));
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
     public static void stop(Thread thread, Duration each) {
         if (thread != null) {
             stop(List.of(thread), each);

@@ -20,10 +20,11 @@ public class WaterlineMetrics {
             "overloaded", "rate_limited", "invalid", "too_large", "not_found", "unavailable"};
     /**
      * Why a client left live delivery: the three reapers of PROTOCOL.md §5, a token past its
-     * {@code exp} (4001), a socket the server could not write to (1011), and a client that let its
-     * send buffer or send time run out by not reading (4008).
+     * {@code exp} (4001), a socket the server could not write to (1011), and a client that does not
+     * read: its queue past the send buffer, or one write in flight past the send time (4008).
      */
-    public static final String[] REAPERS = {"idle", "overload", "attempts", "expired", "write_failed", "send_buffer"};
+    public static final String[] REAPERS = {"idle", "overload", "attempts", "expired", "write_failed", "send_buffer",
+            "send_time"};
 
     private final MeterRegistry registry;
     private final Counter accepted;

@@ -66,8 +66,16 @@ class BodyLimit extends OncePerRequestFilter {
             public java.io.BufferedReader getReader() throws IOException {
                 if (reader == null) {
                     String encoding = getCharacterEncoding();
-                    reader = new java.io.BufferedReader(new java.io.InputStreamReader(getInputStream(),
-                            encoding == null ? java.nio.charset.StandardCharsets.UTF_8 : java.nio.charset.Charset.forName(encoding)));
+                    java.nio.charset.Charset charset = java.nio.charset.StandardCharsets.UTF_8;
+                    try {
+                        if (encoding != null) {
+                            charset = java.nio.charset.Charset.forName(encoding);
+                        }
+                    }
+                    catch (IllegalArgumentException unknown) {
+                        throw new java.io.UnsupportedEncodingException(encoding);
+                    }
+                    reader = new java.io.BufferedReader(new java.io.InputStreamReader(getInputStream(), charset));
                 }
                 return reader;
             }

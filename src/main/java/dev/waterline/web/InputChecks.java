@@ -84,6 +84,13 @@ final class InputChecks {
                             body = org.springframework.core.ResolvableType.forMethodParameter(p).as(
                                     org.springframework.http.HttpEntity.class).getGeneric(0).resolve(Object.class);
                         }
+                        else if (java.io.InputStream.class.isAssignableFrom(p.getParameterType())
+                                || java.io.Reader.class.isAssignableFrom(p.getParameterType())
+                                || jakarta.servlet.http.Part.class.isAssignableFrom(p.getParameterType())
+                                || p.getParameterType().getName().equals("org.springframework.web.multipart.MultipartFile")
+                                || p.hasParameterAnnotation(org.springframework.web.bind.annotation.RequestPart.class)) {
+                            body = p.getParameterType();
+                        }
                         Class<?> read = body;
                         if (read != null && ALLOWED.stream().noneMatch(a -> a.isAssignableFrom(read))) {
                             throw new IllegalStateException(method + " reads its body as " + read.getName()

@@ -16,6 +16,7 @@ import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.UncategorizedSQLException;
 import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.RedisSystemException;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -92,7 +93,11 @@ class LoopsUnitTests {
                 new RedisSystemException("x", new RedisReadOnlyException("READONLY You can't write against a read only replica.")),
                 new RedisSystemException("x", new RedisCommandExecutionException("OOM command not allowed")),
                 new RedisSystemException("x", new RedisCommandTimeoutException("timed out")),
-                new RedisSystemException("x", new RedisCommandExecutionException("MISCONF Redis is configured to save RDB snapshots")));
+                new RedisSystemException("x", new RedisCommandExecutionException("MISCONF Redis is configured to save RDB snapshots")),
+                new RedisConnectionFailureException("x", new io.lettuce.core.RedisConnectionException("Unable to connect",
+                        new RedisCommandExecutionException("ERR max number of clients reached"))),
+                new CannotGetJdbcConnectionException("x", new java.sql.SQLTransientConnectionException("pool", "28P01")),
+                new UncategorizedSQLException("x", "sql", new SQLException("database does not exist", "3D000")));
         for (Throwable e : infrastructure) {
             assertThat(Failures.infrastructure(e)).as(e.toString()).isTrue();
             assertThat(Failures.causedByItem(e)).as(e.toString()).isFalse();
