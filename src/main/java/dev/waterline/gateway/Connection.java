@@ -24,7 +24,7 @@ import org.springframework.web.socket.WebSocketSession;
  * queued frames in order through the container's asynchronous send ({@link Outlet}), each
  * completion starting the next, until the queue is empty. No thread ever waits for a client's
  * socket: a frame the socket cannot take yet is left to the container's poller, and its
- * completion continues the queue. So no loop of the server (the group commit answering
+ * completion (on a thread the container starts for it) continues the queue. So no loop of the server (the group commit answering
  * {@code accepted}, the fast path, the poller, receipts) is slowed by a client that stops
  * reading, and no thread is pinned or parked on one. Such a client is withdrawn with 4008 once
  * more than {@code send-buffer-limit} characters wait in its queue, or once one write has been in
@@ -290,6 +290,11 @@ final class Connection implements ClientSession {
         if (closeIssued.get() || (failure instanceof IllegalStateException && !outlet.isOpen())) {
             writable.set(false);   // our close, or the client's, came first: that is the close, not a failure
         }
+        else if (failure instanceof java.io.EOFException) {
+            // the peer went away (it closed, or the connection reset) while the frame was in flight:
+            // no failure of ours, but the connection is done; the container reports the close
+            close(CloseStatus.GOING_AWAY.getCode(), "connection closed by the peer");
+        }
         else if (failure instanceof java.net.SocketTimeoutException) {
             fail("send_time", 4008, "withdrawn: not reading (one write in flight for more than "
                     + Duration.ofNanos(sendTimeLimitNanos).toSeconds() + " s)", failure);
@@ -329,6 +334,12 @@ final class Connection implements ClientSession {
         if (closeIssued.compareAndSet(false, true)) {
             Thread.startVirtualThread(() -> closeNow(code, reason));
         }
+    }
+
+    /** The container reports the connection closed: nothing more is queued or written. */
+    void closed() {
+        writable.set(false);
+        outbound.clear();
     }
 
     /**

@@ -140,12 +140,16 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             // that is seen here instead, and leaves again
             if (stopping) {
                 sessions.unregister(conn);
+                health.suspect();   // Redis may name this connection now: rebuild before reclaiming
                 late[0] = true;
             }
             return previous;
         });
         if (late[0]) {
             conn.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+            if (evicted != null) {
+                evicted.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+            }
             return;
         }
         if (evicted != null) {
@@ -180,6 +184,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     @Override
     public void afterConnectionClosed(WebSocketSession ws, CloseStatus status) {
         if (ws.getAttributes().get(CONNECTION) instanceof Connection conn) {
+            conn.closed();
             sessions.underUserLock(conn.userId(), () -> {
                 if (sessions.unregister(conn)) {
                     if (stopping) {

@@ -34,8 +34,9 @@ public record GatewayProperties(
         @DefaultValue("1000") int maxConnectionsPerAddress) {
 
     public GatewayProperties {
-        if (sendTimeLimit.isNegative() || sendTimeLimit.isZero() || sendBufferLimit.toBytes() < 1) {
-            throw new IllegalArgumentException("waterline.gateway.send-time-limit and send-buffer-limit must be positive");
+        if (sendTimeLimit.compareTo(Duration.ofSeconds(1)) < 0 || sendBufferLimit.toBytes() < 1) {
+            throw new IllegalArgumentException(
+                    "waterline.gateway.send-time-limit must be at least 1 s (the watchdog looks every second) and send-buffer-limit positive");
         }
     }
 }

@@ -18,9 +18,10 @@ import org.springframework.web.socket.adapter.NativeWebSocketSession;
 interface Outlet {
 
     /**
-     * Starts writing one text frame. {@code done} is called exactly once, with null when the frame
-     * was written or with the failure, perhaps on this thread before {@code send} returns. Throws
-     * only when the frame cannot even be started (the session is closed).
+     * Starts writing one text frame. {@code done} is called once, with null when the frame was
+     * written or with the failure, perhaps on this thread before {@code send} returns (normally:
+     * a frame still queued inside the container when the session closes may never complete).
+     * Throws only when the frame cannot even be started (the session is closed).
      */
     void send(String text, Consumer<Throwable> done);
 
@@ -33,7 +34,8 @@ interface Outlet {
         if (ws instanceof NativeWebSocketSession n && n.getNativeSession() instanceof jakarta.websocket.Session session) {
             jakarta.websocket.RemoteEndpoint.Async async = session.getAsyncRemote();
             async.setSendTimeout(sendTimeLimit.toMillis());
-            // the container's own bound on its blocking sends (a close frame), no longer than ours
+            // the container's own bound on the blocking sends it makes itself (pongs, the echo of a
+            // client's close), no longer than ours
             session.getUserProperties().put("org.apache.tomcat.websocket.BLOCKING_SEND_TIMEOUT", sendTimeLimit.toMillis());
             return new Outlet() {
                 @Override
