@@ -25,6 +25,12 @@ class DevTokenController {
         this.properties = properties;
     }
 
+    @io.swagger.v3.oas.annotations.Operation(summary = "A token for any user (dev tokens on only; 404 otherwise)",
+            requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @io.swagger.v3.oas.annotations.media.Content(
+                    schema = @io.swagger.v3.oas.annotations.media.Schema(example = "{\"userId\":\"alice\"}"))),
+            responses = {
+                    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "200", description = "{\"token\":\"<jwt>\"}"),
+                    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "404", description = "dev tokens are off")})
     @PostMapping("/api/dev/tokens")
     ResponseEntity<Map<String, String>> issue(@RequestBody(required = false) JsonNode body) {
         if (!properties.devTokens()) {

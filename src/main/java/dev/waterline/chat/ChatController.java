@@ -11,6 +11,11 @@ import dev.waterline.web.ApiException;
 import dev.waterline.web.ApiProperties;
 import dev.waterline.web.DatabaseTurns;
 import dev.waterline.web.Json;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import tools.jackson.databind.JsonNode;
 import org.springframework.http.HttpStatus;
@@ -48,8 +53,13 @@ class ChatController {
         this.pageBytes = api.maxPageBytes().toBytes();
     }
 
+    @Operation(summary = "Create a chat; the caller is always a member",
+            requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @Content(mediaType = "application/json",
+                    schema = @Schema(example = "{\"members\":[\"bob\"],\"title\":\"plans\"}"))),
+            responses = @ApiResponse(responseCode = "201", description = "the chat",
+                    content = @Content(mediaType = "application/json", schema = @Schema(implementation = Chat.class))))
     @PostMapping("/api/chats")
-    ResponseEntity<byte[]> create(HttpServletRequest request, @RequestBody(required = false) JsonNode body) {
+    ResponseEntity<byte[]> create(@Parameter(hidden = true) HttpServletRequest request, @RequestBody(required = false) JsonNode body) {
         String caller = ApiAuthentication.userId(request);
         List<String> given = Json.ids(body, "members", MAX_USER_ID);
         String title = Json.optionalString(body, "title", MAX_TITLE);
@@ -70,11 +80,15 @@ class ChatController {
         });
     }
 
+    /** A page of the caller's chats. */
     record ChatPage(List<Chat> chats, String next) {
     }
 
+    @Operation(summary = "The caller's chats, a page at a time, in creation order",
+            responses = @ApiResponse(responseCode = "200", description = "a page; next is the cursor of the next page, null on the last",
+                    content = @Content(mediaType = "application/json", schema = @Schema(implementation = ChatPage.class))))
     @GetMapping("/api/chats")
-    ResponseEntity<byte[]> list(HttpServletRequest request, @RequestParam(required = false) String limit,
+    ResponseEntity<byte[]> list(@Parameter(hidden = true) HttpServletRequest request, @RequestParam(required = false) String limit,
                                 @RequestParam(required = false) String after) {
         int pageSize = parseLimit(limit);
         if (after != null && InputGate.idProblem(after, 1, MAX_USER_ID) != null) {
@@ -88,8 +102,11 @@ class ChatController {
         });
     }
 
+    @Operation(summary = "One chat, with each member's read receipt",
+            responses = @ApiResponse(responseCode = "200", description = "the chat",
+                    content = @Content(mediaType = "application/json", schema = @Schema(implementation = Chat.class))))
     @GetMapping("/api/chats/{chatId}")
-    ResponseEntity<byte[]> get(HttpServletRequest request, @PathVariable String chatId) {
+    ResponseEntity<byte[]> get(@Parameter(hidden = true) HttpServletRequest request, @PathVariable String chatId) {
         String user = ApiAuthentication.userId(request);
         return turns.run(() -> {
             Chat chat = chats.findForMember(chatId, user).orElseThrow(ApiException::notFound);
@@ -97,8 +114,13 @@ class ChatController {
         });
     }
 
+    @Operation(summary = "Add a member (members only)",
+            requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @Content(mediaType = "application/json",
+                    schema = @Schema(example = "{\"userId\":\"dave\"}"))),
+            responses = @ApiResponse(responseCode = "200", description = "the chat",
+                    content = @Content(mediaType = "application/json", schema = @Schema(implementation = Chat.class))))
     @PostMapping("/api/chats/{chatId}/members")
-    ResponseEntity<byte[]> addMember(HttpServletRequest request, @PathVariable String chatId,
+    ResponseEntity<byte[]> addMember(@Parameter(hidden = true) HttpServletRequest request, @PathVariable String chatId,
                                      @RequestBody(required = false) JsonNode body) {
         String caller = ApiAuthentication.userId(request);
         String userId = Json.id(body, "userId", MAX_USER_ID);

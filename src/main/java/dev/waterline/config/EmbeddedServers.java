@@ -103,6 +103,7 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
             // the zero-configuration mode: nothing was configured, so make it usable at once, on
             // this machine only
             props.put("waterline.auth.dev-tokens", true);
+            props.put("waterline.web.home-page", true);
             props.put("waterline.embedded.zero-config", true);
             if (!named(env, List.of("server.address"))) {
                 props.put("server.address", "127.0.0.1");

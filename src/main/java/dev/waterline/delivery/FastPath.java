@@ -146,9 +146,11 @@ public class FastPath implements SmartLifecycle {
             }
             ClientSession to = e.getKey();
             int written = 0;
+            long now = System.currentTimeMillis();
             for (OutboxRow row : e.getValue()) {
                 if (to.send(FramesOut.message(row))) {
                     written++;
+                    metrics.deliveryLatency(true, now - row.sentAtMillis());
                 }
             }
             metrics.delivered(true, written);

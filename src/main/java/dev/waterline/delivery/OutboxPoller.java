@@ -183,6 +183,7 @@ public class OutboxPoller implements SmartLifecycle {
         Outbound o = queue.poll(200, TimeUnit.MILLISECONDS);
         if (o != null && o.to().isOpen() && o.to().send(FramesOut.message(o.row()))) {
             metrics.delivered(false, 1);
+            metrics.deliveryLatency(false, System.currentTimeMillis() - o.row().sentAtMillis());
         }
     }
 

@@ -345,7 +345,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
 
     /**
      * Shutdown: once ingest has answered what it held, every client's writer finishes what is
-     * queued for it (all at once, up to 5 s in all) and the client is told 1001; a connection
+     * queued for it (all at once, up to {@code close-timeout} in all) and the client is told 1001; a connection
      * that opens meanwhile is told 1001 at once.
      */
     @Override
@@ -353,7 +353,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         running = false;
         stopping = true;
         Workers.stop(watchdog, Duration.ofSeconds(2));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long deadline = System.nanoTime() + properties.closeTimeout().toNanos();
         List<Thread> closing = new ArrayList<>();
         for (ClientSession s : sessions.all()) {
             if (s instanceof Connection c) {

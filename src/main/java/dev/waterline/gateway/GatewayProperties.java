@@ -22,6 +22,8 @@ import org.springframework.util.unit.DataSize;
  *                                 hold; more are closed as they are accepted. Default 1000; 0
  *                                 turns the cap off. Behind a proxy every connection comes from
  *                                 the proxy's address: raise it or turn it off there.
+ * @param closeTimeout how long, at shutdown, the connections' writers may take (all together) to
+ *                     write what is queued for them before each is closed with 1001. Default 5 s.
  */
 @ConfigurationProperties("waterline.gateway")
 public record GatewayProperties(
@@ -31,7 +33,8 @@ public record GatewayProperties(
         @DefaultValue("200") int maxSendsPerSecond,
         @DefaultValue("10s") Duration sendTimeLimit,
         @DefaultValue("1MB") DataSize sendBufferLimit,
-        @DefaultValue("1000") int maxConnectionsPerAddress) {
+        @DefaultValue("1000") int maxConnectionsPerAddress,
+        @DefaultValue("5s") Duration closeTimeout) {
 
     public GatewayProperties {
         if (sendTimeLimit.compareTo(Duration.ofSeconds(1)) < 0 || sendBufferLimit.toBytes() < 1) {

@@ -7,6 +7,11 @@ import dev.waterline.web.ApiException;
 import dev.waterline.web.ApiProperties;
 import dev.waterline.web.DatabaseTurns;
 import dev.waterline.web.Json;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -39,8 +44,13 @@ class HistoryController {
         this.pageBytes = api.maxPageBytes().toBytes();
     }
 
+    @Operation(summary = "History after a message, in seq order (PROTOCOL.md §4)",
+            description = "since: the last messageId the client has (unknown, purged or another chat's: from the "
+                    + "beginning); limit 1-1000, default 100. A page may stop early (hasMore) at the byte budget.",
+            responses = @ApiResponse(responseCode = "200", description = "a page of messages",
+                    content = @Content(mediaType = "application/json", schema = @Schema(implementation = Page.class))))
     @GetMapping("/api/chats/{chatId}/messages")
-    ResponseEntity<byte[]> messages(HttpServletRequest request, @PathVariable String chatId,
+    ResponseEntity<byte[]> messages(@Parameter(hidden = true) HttpServletRequest request, @PathVariable String chatId,
                                     @RequestParam(required = false) String since,
                                     @RequestParam(required = false) String limit) {
         int pageSize = parseLimit(limit);

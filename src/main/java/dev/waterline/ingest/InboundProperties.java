@@ -17,6 +17,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param writers concurrent group-commit transactions; chats are spread over them by id. Default 2.
  * @param idempotencyWindow how long a (sender, correlationId) maps to the message it created. Default 24 h.
  * @param retries attempts of one batch when a concurrent batch committed the same key first. Default 3.
+ * @param drainTimeout how long, at shutdown, the writers may take to commit what is queued; what is
+ *                     left after it is answered {@code unavailable}. Default 10 s.
  */
 @ConfigurationProperties("waterline.inbound")
 public record InboundProperties(
@@ -25,5 +27,6 @@ public record InboundProperties(
         @DefaultValue("5ms") Duration linger,
         @DefaultValue("2") int writers,
         @DefaultValue("24h") Duration idempotencyWindow,
-        @DefaultValue("3") int retries) {
+        @DefaultValue("3") int retries,
+        @DefaultValue("10s") Duration drainTimeout) {
 }

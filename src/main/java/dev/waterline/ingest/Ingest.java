@@ -75,6 +75,8 @@ public class Ingest implements SmartLifecycle {
         }
         metrics.gauge("waterline.inbound.queue.depth", "sends waiting to be persisted",
                 () -> queues.stream().mapToInt(BlockingQueue::size).sum());
+        metrics.gauge("waterline.inbound.queue.capacity", "sends the inbound queue can hold (for the depth's share)",
+                () -> perWriter * properties.writers());
         metrics.poisoned(LOOP);
     }
 
@@ -167,6 +169,7 @@ public class Ingest implements SmartLifecycle {
             }
         }
         metrics.accepted(created);
+        metrics.outboxRows(result.rows().size());
         try {
             fastPath.offer(result.rows());
         }
@@ -212,11 +215,28 @@ public class Ingest implements SmartLifecycle {
         }
     }
 
+    /**
+     * Shutdown: new sends are refused ({@code unavailable}, see {@link #accepting}); the writers
+     * commit what is queued, all within {@code drain-timeout}; whatever is still queued after that
+     * (a database too slow to take it) is answered {@code unavailable}, never left unanswered and
+     * never half-written (a batch is one transaction).
+     */
     @Override
     public void stop() {
         running = false;
-        Workers.stop(writers, Duration.ofSeconds(10));
+        Workers.joinUntil(writers, System.nanoTime() + properties.drainTimeout().toNanos());
+        List<SendRequest> left = new ArrayList<>();
+        queues.forEach(q -> q.drainTo(left));
+        if (!left.isEmpty()) {
+            log.warn(left.size() + " queued sends not committed within the drain timeout at shutdown: answered unavailable");
+            left.forEach(s -> answer(s, r -> r.rejected("unavailable", "the server is shutting down; not accepted, retry")));
+        }
         writers.clear();
+    }
+
+    /** Whether sends are taken (false while stopping: a refused send is then {@code unavailable}, not {@code overloaded}). */
+    public boolean accepting() {
+        return running;
     }
 
     @Override

@@ -262,7 +262,7 @@ class IngestRepository {
                 rs -> {
                     int i = indexOfMessage.get(rs.getString(3));
                     rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), hChat[i], hSeq[i], hMsg[i], hSender[i],
-                            hCorr[i], hBody[i], sentAtText, 0));
+                            hCorr[i], hBody[i], sentAtText, now.toEpochMilli(), 0));
                 },
                 rs -> claimed[0]++),
                 perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray(),

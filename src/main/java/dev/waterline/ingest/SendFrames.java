@@ -39,6 +39,7 @@ class SendFrames implements FrameHandler {
 
     @Override
     public void handle(ClientSession from, String type, JsonNode frame) {
+        long readNanos = System.nanoTime();
         String corr = Frames.id(frame, "correlationId", MAX_CORRELATION_ID);
         if (corr == null) {
             JsonNode given = frame.get("correlationId");
@@ -65,10 +66,15 @@ class SendFrames implements FrameHandler {
             reject(from, "rate_limited", "over this connection's send credits or rate; not accepted", corr);
             return;
         }
-        SendRequest request = new SendRequest(from.userId(), corr, chatId, body.asString(), new Reply(from, corr));
+        SendRequest request = new SendRequest(from.userId(), corr, chatId, body.asString(), new Reply(from, corr, readNanos));
         if (!ingest.offer(request)) {
             from.answered();
-            reject(from, "overloaded", "the server is saturated; not accepted, retry later", corr);
+            if (ingest.accepting()) {
+                reject(from, "overloaded", "the server is saturated; not accepted, retry later", corr);
+            }
+            else {
+                reject(from, "unavailable", "the server is shutting down; not accepted, retry", corr);
+            }
         }
     }
 
@@ -81,16 +87,19 @@ class SendFrames implements FrameHandler {
     private final class Reply implements SendReply {
         private final ClientSession conn;
         private final String correlationId;
+        private final long readNanos;
 
-        Reply(ClientSession conn, String correlationId) {
+        Reply(ClientSession conn, String correlationId, long readNanos) {
             this.conn = conn;
             this.correlationId = correlationId;
+            this.readNanos = readNanos;
         }
 
         @Override
         public void accepted(String messageId, String chatId, long seq, String sentAt) {
             conn.answered();
             conn.send(Frames.accepted(correlationId, messageId, chatId, seq, sentAt));
+            metrics.sendAccepted(System.nanoTime() - readNanos);
         }
 
         @Override

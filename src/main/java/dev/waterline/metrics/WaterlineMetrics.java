@@ -31,8 +31,12 @@ public class WaterlineMetrics {
     private final Counter fastDeliveries;
     private final Counter pollerDeliveries;
     private final Counter acks;
+    private final Counter outboxRows;
     private final io.micrometer.core.instrument.DistributionSummary batchSize;
     private final io.micrometer.core.instrument.Timer batchCommit;
+    private final io.micrometer.core.instrument.Timer sendAccept;
+    private final io.micrometer.core.instrument.Timer fastDelivery;
+    private final io.micrometer.core.instrument.Timer pollerDelivery;
     private final AtomicLong outboxDepth = new AtomicLong();
     private final AtomicLong outboxOldestAgeSeconds = new AtomicLong();
     private final AtomicLong safeDeleteId = new AtomicLong();
@@ -43,10 +47,19 @@ public class WaterlineMetrics {
         fastDeliveries = deliveries("fast");
         pollerDeliveries = deliveries("poller");
         acks = Counter.builder("waterline.acks").description("deliveries acked").register(registry);
+        outboxRows = Counter.builder("waterline.outbox.rows")
+                .description("outbox rows committed: one per recipient of each accepted message (deliveries per row is the delivery ratio)")
+                .register(registry);
         batchSize = io.micrometer.core.instrument.DistributionSummary.builder("waterline.inbound.batch.size")
                 .description("sends per group-commit transaction").register(registry);
         batchCommit = io.micrometer.core.instrument.Timer.builder("waterline.inbound.batch.commit")
                 .description("duration of one group-commit transaction").register(registry);
+        sendAccept = latency(io.micrometer.core.instrument.Timer.builder("waterline.send.accept")
+                .description("a send frame read until its accepted frame is handed to the connection"));
+        fastDelivery = latency(io.micrometer.core.instrument.Timer.builder("waterline.delivery").tag("path", "fast")
+                .description("the group commit's timestamp until the message frame is handed to the recipient's connection"));
+        pollerDelivery = latency(io.micrometer.core.instrument.Timer.builder("waterline.delivery").tag("path", "poller")
+                .description("the group commit's timestamp until the message frame is handed to the recipient's connection"));
         for (String reason : REJECT_REASONS) {
             rejected(reason);
         }
@@ -54,13 +67,39 @@ public class WaterlineMetrics {
             withdrawals(reaper);
         }
         Gauge.builder("waterline.outbox.depth", outboxDepth, AtomicLong::get)
-                .description("rows in the outbox").register(registry);
+                .description("rows in the outbox (the span of ids from the oldest row to the newest: an upper bound"
+                        + " by the ids of inserts that rolled back)").register(registry);
         Gauge.builder("waterline.outbox.oldest.age.seconds", outboxOldestAgeSeconds, AtomicLong::get)
                 .description("age of the oldest outbox row").register(registry);
         Gauge.builder("waterline.safe.delete.id", safeDeleteId, AtomicLong::get)
                 .description("the current reclaim line").register(registry);
         Gauge.builder("waterline.process.resident.memory.bytes", WaterlineMetrics::residentBytes)
                 .description("resident set size of this process (Linux; -1 elsewhere)").register(registry);
+    }
+
+    /**
+     * Histogram buckets that resolve 1 ms to 10 s (1-2-5 steps), the same for every latency, so
+     * that dashboards and alerts can use {@code histogram_quantile} on any of them.
+     */
+    static final java.time.Duration[] LATENCY_BUCKETS = java.util.stream.Stream.of(
+            1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000)
+            .map(java.time.Duration::ofMillis).toArray(java.time.Duration[]::new);
+
+    private io.micrometer.core.instrument.Timer latency(io.micrometer.core.instrument.Timer.Builder builder) {
+        return builder.serviceLevelObjectives(LATENCY_BUCKETS)
+                .minimumExpectedValue(LATENCY_BUCKETS[0])
+                .maximumExpectedValue(LATENCY_BUCKETS[LATENCY_BUCKETS.length - 1])
+                .register(registry);
+    }
+
+    /** A send answered {@code accepted}, {@code nanos} after its frame was read. */
+    public void sendAccepted(long nanos) {
+        sendAccept.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** A message frame handed to its recipient's connection, {@code millis} after its batch's timestamp. */
+    public void deliveryLatency(boolean fastPath, long millis) {
+        (fastPath ? fastDelivery : pollerDelivery).record(Math.max(0, millis), java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     private static double residentBytes() {
@@ -90,6 +129,10 @@ public class WaterlineMetrics {
 
     public void delivered(boolean fastPath, int n) {
         (fastPath ? fastDeliveries : pollerDeliveries).increment(n);
+    }
+
+    public void outboxRows(int n) {
+        outboxRows.increment(n);
     }
 
     public void acked(int n) {

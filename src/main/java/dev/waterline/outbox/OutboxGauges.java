@@ -7,7 +7,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Samples {@code waterline_outbox_depth} and {@code waterline_outbox_oldest_age_seconds} once a
- * second. On error (logged and counted by {@link Loops}, {@code outbox_gauges}) the gauges keep
+ * second, from three primary-key probes ({@link OutboxRepository#stats}: depth is the span of ids,
+ * exact but for the ids of rolled-back inserts). On error (logged and counted by {@link Loops}, {@code outbox_gauges}) the gauges keep
  * their last value until the next sample.
  */
 @Component

@@ -40,6 +40,11 @@ class AuthorizationMatrixIntegrationTests {
     }
 
     static final List<Endpoint> REST = List.of(
+            new Endpoint("GET", "/", true, 200, null),
+            new Endpoint("GET", "/v3/api-docs", true, 200, null),
+            new Endpoint("GET", "/v3/api-docs.yaml", true, 200, null),
+            new Endpoint("GET", "/v3/api-docs/swagger-config", true, 200, null),
+            new Endpoint("GET", "/swagger-ui.html", true, 302, null),
             new Endpoint("POST", "/api/dev/tokens", true, 200, "{\"userId\":\"matrix-someone\"}"),
             new Endpoint("POST", "/api/chats", false, 201, "{\"members\":[\"matrix-other\"]}"),
             new Endpoint("GET", "/api/chats", false, 200, null),

@@ -25,9 +25,9 @@ import static org.awaitility.Awaitility.await;
 class ConnectionWriteFailureUnitTests {
 
     static final GatewayProperties LIMITS = new GatewayProperties(DataSize.ofKilobytes(64), 4000, 256, 200,
-            Duration.ofSeconds(10), DataSize.ofBytes(64), 1000);
+            Duration.ofSeconds(10), DataSize.ofBytes(64), 1000, Duration.ofSeconds(5));
     static final GatewayProperties ROOMY = new GatewayProperties(DataSize.ofKilobytes(64), 4000, 256, 200,
-            Duration.ofSeconds(10), DataSize.ofMegabytes(1), 1000);
+            Duration.ofSeconds(10), DataSize.ofMegabytes(1), 1000, Duration.ofSeconds(5));
 
     record Failure(String why, int code, Throwable cause) {
     }

@@ -19,8 +19,7 @@ class ShutdownIntegrationTests {
     void stoppingTheServerClosesEveryConnectionWith1001AfterAnsweringWhatItAccepted() {
         ConfigurableApplicationContext ctx = new SpringApplicationBuilder(WaterlineApplication.class)
                 .profiles("test")
-                .properties("server.port=0", "waterline.embedded.database=shutdown", "spring.data.redis.database=6")
-                .run();
+                .run("--server.port=0", "--waterline.embedded.database=shutdown", "--spring.data.redis.database=6");
         int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();
         Api api = new Api(port);
         String alice = api.token("shutdown-alice");

@@ -18,7 +18,8 @@ public final class Api {
 
     public static final JsonMapper JSON = JsonMapper.builder().build();
 
-    public record Response(int status, JsonNode body) {
+    /** An answer: its status, its body as JSON (null when empty or not JSON), and its text. */
+    public record Response(int status, JsonNode body, String text) {
     }
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -105,8 +106,12 @@ public final class Api {
     private Response send(HttpRequest.Builder b) {
         try {
             HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            JsonNode body = r.body() == null || r.body().isBlank() ? null : JSON.readTree(r.body());
-            return new Response(r.statusCode(), body);
+            JsonNode body = null;
+            if (r.body() != null && !r.body().isBlank()
+                    && r.headers().firstValue("Content-Type").orElse("").contains("json")) {
+                body = JSON.readTree(r.body());
+            }
+            return new Response(r.statusCode(), body, r.body());
         }
         catch (IOException e) {
             throw new IllegalStateException(e);

@@ -33,6 +33,7 @@ public final class WsClient implements AutoCloseable {
     private final List<JsonNode> frames = new ArrayList<>();
     private final Set<JsonNode> taken = Collections.newSetFromMap(new IdentityHashMap<>());
     private final CompletableFuture<Integer> closeCode = new CompletableFuture<>();
+    private volatile long closedAtNanos;
     /** The JDK client allows one outstanding send: the test thread and the auto-acker take turns. */
     private final Object sendLock = new Object();
     private volatile boolean autoAck;
@@ -173,6 +174,11 @@ public final class WsClient implements AutoCloseable {
         return closeCode.isDone();
     }
 
+    /** When the server's close arrived ({@link System#nanoTime()}), or 0 while open. */
+    public long closedAtNanos() {
+        return closedAtNanos;
+    }
+
     @Override
     public void close() {
         if (!socket.isOutputClosed()) {
@@ -210,6 +216,7 @@ public final class WsClient implements AutoCloseable {
 
         @Override
         public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+            closedAtNanos = System.nanoTime();
             closeCode.complete(statusCode);
             return null;
         }

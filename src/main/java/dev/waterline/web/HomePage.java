@@ -1,0 +1,63 @@
+package dev.waterline.web;
+
+import io.swagger.v3.oas.annotations.Hidden;
+import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.util.HtmlUtils;
+
+/**
+ * {@code /}: in the zero-configuration mode (or wherever {@code waterline.web.home-page} is on), a
+ * small page that says what this server is and how to take the first steps; 404 otherwise.
+ */
+@RestController
+@Hidden
+class HomePage {
+
+    private final WebProperties properties;
+
+    HomePage(WebProperties properties) {
+        this.properties = properties;
+    }
+
+    @GetMapping("/")
+    ResponseEntity<String> home(HttpServletRequest request) {
+        if (!properties.homePage()) {
+            throw new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such endpoint");
+        }
+        String base = HtmlUtils.htmlEscape(request.getScheme() + "://" + request.getServerName() + ":" + request.getServerPort());
+        String ws = base.replaceFirst("^http", "ws");
+        String html = """
+                <!doctype html>
+                <html lang="en"><head><meta charset="utf-8"><title>Waterline</title>
+                <style>body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
+                code,pre{background:#f3f3f3;padding:.1rem .3rem;border-radius:3px}pre{padding:.6rem;overflow-x:auto}</style></head>
+                <body>
+                <h1>Waterline</h1>
+                <p>A chat backend that never loses an accepted message: sends over a WebSocket, committed to
+                PostgreSQL before they are answered <code>accepted</code>, delivered at least once, and readable from
+                history by whoever was away. This server runs in its zero-configuration mode (embedded PostgreSQL and
+                Redis, dev tokens on, reachable from this machine only).</p>
+                <h2>First steps</h2>
+                <pre>curl -s -X POST %1$s/api/dev/tokens -H 'Content-Type: application/json' -d '{"userId":"alice"}'
+                TOKEN=…   # the token from the answer
+                curl -s -X POST %1$s/api/chats -H "Authorization: Bearer $TOKEN" \\
+                     -H 'Content-Type: application/json' -d '{"members":["bob"],"title":"plans"}'</pre>
+                <p>Then open <code>%2$s/ws?access_token=$TOKEN</code>: the first frame is <code>welcome</code>; send
+                <code>{"type":"send","correlationId":"c1","chatId":"…","body":"hi"}</code> and wait for
+                <code>accepted</code>.</p>
+                <h2>More</h2>
+                <ul>
+                <li><a href="/swagger-ui.html">API documentation</a> (<a href="/v3/api-docs">OpenAPI</a>)</li>
+                <li><a href="/actuator/health">Health</a>, <a href="/actuator/prometheus">metrics</a></li>
+                <li>The wire contract, the design and the operations guide are in the project's repository
+                (README, PROTOCOL.md, docs/OPERATIONS.md).</li>
+                </ul>
+                </body></html>
+                """.formatted(base, ws);
+        return ResponseEntity.ok().contentType(MediaType.TEXT_HTML).body(html);
+    }
+}

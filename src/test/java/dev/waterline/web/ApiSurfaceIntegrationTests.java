@@ -1,0 +1,85 @@
+package dev.waterline.web;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+import dev.waterline.support.Api;
+import dev.waterline.support.WaterlineIntegrationTest;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The API as a newcomer finds it: {@code /v3/api-docs} describes every REST endpoint the server
+ * serves, with its bearer security and its error answers in the one error body; Swagger UI renders
+ * it; and in the zero-configuration mode {@code /} says what the server is and where to start.
+ */
+@WaterlineIntegrationTest
+class ApiSurfaceIntegrationTests {
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    List<RequestMappingHandlerMapping> mappings;
+
+    @Test
+    void theOpenApiDescriptionCoversEveryRestEndpointWithItsErrorAnswers() {
+        Api api = new Api(port);
+        Api.Response docs = api.get("/v3/api-docs", null);
+        assertThat(docs.status()).isEqualTo(200);
+        JsonNode paths = docs.body().get("paths");
+
+        Set<String> served = new TreeSet<>();
+        mappings.forEach(m -> m.getHandlerMethods().forEach((info, method) -> info.getPatternValues().stream()
+                .filter(p -> p.startsWith("/api/"))
+                .forEach(p -> info.getMethodsCondition().getMethods().forEach(v -> served.add(v.name().toLowerCase() + " " + p)))));
+        Set<String> described = new TreeSet<>();
+        paths.properties().forEach(e -> e.getValue().propertyNames().forEach(verb -> described.add(verb + " " + e.getKey())));
+        assertThat(described).containsAll(served);
+
+        assertThat(docs.body().at("/components/schemas/Error/properties").has("error")).isTrue();
+        assertThat(docs.body().at("/components/securitySchemes/bearer/scheme").asString()).isEqualTo("bearer");
+        List<String> missing = new ArrayList<>();
+        paths.properties().forEach(e -> e.getValue().properties().forEach(op -> {
+            String path = e.getKey();
+            JsonNode responses = op.getValue().get("responses");
+            List<String> expected = new ArrayList<>(List.of("400", "429", "503"));
+            if (!path.equals("/api/dev/tokens")) {
+                expected.add("401");
+            }
+            if (path.contains("{chatId}")) {
+                expected.add("404");
+            }
+            expected.stream().filter(code -> !responses.has(code)).forEach(code -> missing.add(op.getKey() + " " + path + " " + code));
+        }));
+        assertThat(missing).as("error answers not described").isEmpty();
+        assertThat(paths.at("/~1api~1chats/get/responses/200/content/application~1json/schema/$ref").asString())
+                .as("the page's shape, not bytes").endsWith("ChatPage");
+    }
+
+    @Test
+    void swaggerUiRendersTheDescription() {
+        Api api = new Api(port);
+        Api.Response redirect = api.get("/swagger-ui.html", null);
+        assertThat(redirect.status()).isEqualTo(302);
+        Api.Response ui = api.get("/swagger-ui/index.html", null);
+        assertThat(ui.status()).isEqualTo(200);
+        assertThat(ui.text()).contains("swagger-ui");
+        assertThat(api.get("/v3/api-docs/swagger-config", null).body().get("url").asString()).isEqualTo("/v3/api-docs");
+    }
+
+    @Test
+    void theHomePageSaysWhatThisIsAndWhereToStart() {
+        Api.Response home = new Api(port).get("/", null);
+        assertThat(home.status()).isEqualTo(200);
+        assertThat(home.text()).contains("Waterline").contains("/api/dev/tokens").contains("/swagger-ui.html")
+                .contains("/actuator/prometheus").contains("/ws?access_token=");
+    }
+}
