@@ -9,7 +9,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * {@code waterline.auth.*}.
  *
  * @param jwtSecret HS256 secret, at least 32 bytes (UTF-8). Required unless the embedded mode
- *                  generates one.
+ *                  generates one. {@link #PUBLISHED_DEVELOPMENT_SECRET} is refused unless dev
+ *                  tokens are on.
  * @param devTokens whether {@code POST /api/dev/tokens} issues tokens. Default {@code false};
  *                  the embedded, zero-configuration mode turns it on.
  * @param devTokenTtl lifetime of a dev token. Default 7 days.
@@ -30,4 +31,21 @@ public record AuthProperties(
         String issuer,
         String audience,
         @DefaultValue("60s") Duration clockSkew) {
+
+    /**
+     * The secret {@code docker-compose.yml} and {@code TestWaterlineApplication} use when
+     * {@code WATERLINE_AUTH_JWT_SECRET} is not set, so that the stack comes up with no setup. It is
+     * published in this repository: anyone can sign a token for any user with it. It is accepted
+     * only together with dev tokens (which hand out any token anyway), and said loudly in the log;
+     * a deployment that turns dev tokens off but keeps this secret does not start.
+     */
+    public static final String PUBLISHED_DEVELOPMENT_SECRET = "waterline-development-secret-published-in-the-repository";
+
+    public AuthProperties {
+        if (PUBLISHED_DEVELOPMENT_SECRET.equals(jwtSecret) && !devTokens) {
+            throw new IllegalArgumentException("waterline.auth.jwt-secret is the development secret published in Waterline's "
+                    + "repository (docker-compose.yml): anyone can sign tokens with it. Set WATERLINE_AUTH_JWT_SECRET to 32 "
+                    + "or more random bytes, or turn dev tokens on for a local run");
+        }
+    }
 }

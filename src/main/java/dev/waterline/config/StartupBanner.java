@@ -1,5 +1,6 @@
 package dev.waterline.config;
 
+import dev.waterline.auth.AuthProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
@@ -39,7 +40,12 @@ class StartupBanner {
                         + " reaches this server gets a token for any user. For local development only.");
             }
         }
-        else {
+        if (AuthProperties.PUBLISHED_DEVELOPMENT_SECRET.equals(env.getProperty("waterline.auth.jwt-secret"))) {
+            log.warn("THE JWT SECRET IS THE DEVELOPMENT SECRET PUBLISHED IN WATERLINE'S REPOSITORY (docker-compose.yml):"
+                    + " anyone can sign a token for any user. For local development only; set WATERLINE_AUTH_JWT_SECRET"
+                    + " (32 or more random bytes) for anything else.");
+        }
+        if (!devTokens) {
             log.info("Waterline is up on " + base + ". Connect to ws://localhost:" + port
                     + "/ws with 'Authorization: Bearer <HS256 JWT signed with waterline.auth.jwt-secret>' (dev tokens are off)");
         }

@@ -42,7 +42,12 @@ class ReadFrames implements FrameHandler {
             return;
         }
         if (!receipts.offer(new ReadRequest(from, chatId, seq.longValue()))) {
-            from.send(Frames.error("overloaded", "too many read receipts waiting; send it again later", null));
+            if (receipts.isRunning()) {
+                from.send(Frames.error("overloaded", "too many read receipts waiting; send it again later", null));
+            }
+            else {
+                from.send(Frames.error("unavailable", "the server is shutting down; send it again after reconnecting", null));
+            }
         }
     }
 }

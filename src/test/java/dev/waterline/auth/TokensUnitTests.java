@@ -46,6 +46,17 @@ class TokensUnitTests {
     }
 
     @Test
+    void theDevelopmentSecretPublishedInTheRepositoryIsRefusedUnlessDevTokensAreOn() {
+        assertThatThrownBy(() -> new AuthProperties(AuthProperties.PUBLISHED_DEVELOPMENT_SECRET, false, Duration.ofDays(7), false,
+                null, null, Duration.ofSeconds(60)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("WATERLINE_AUTH_JWT_SECRET");
+        AuthProperties local = new AuthProperties(AuthProperties.PUBLISHED_DEVELOPMENT_SECRET, true, Duration.ofDays(7), false,
+                null, null, Duration.ofSeconds(60));
+        assertThat(user(new Tokens(local, Clock.systemUTC()), new Tokens(local, Clock.systemUTC()).issue("alice", Duration.ofMinutes(1))))
+                .contains("alice");
+    }
+
+    @Test
     void anUnsecuredTokenIsRefused() {
         String none = new PlainJWT(new JWTClaimsSet.Builder().subject("alice").expirationTime(Date.from(SOON)).build()).serialize();
         assertThat(tokens.verify(none)).isEmpty();

@@ -129,6 +129,17 @@ class GracefulShutdownIntegrationTests {
                         .forEach(f -> assertThat(f.get("code").asString()).as(f.toString())
                                 .isIn("unavailable", "overloaded", "rate_limited"));
                 assertThat(sent.get(i)).as("every answer is for a send made").containsAll(answers.keySet());
+                // every send is answered but those that crossed the close: the answered ones are a
+                // prefix of what the client sent, in order, with no send left unanswered before it
+                List<String> order = List.copyOf(sent.get(i));
+                int lastAnswered = -1;
+                for (int k = 0; k < order.size(); k++) {
+                    if (answers.containsKey(order.get(k))) {
+                        lastAnswered = k;
+                    }
+                }
+                assertThat(order.subList(0, lastAnswered + 1)).as("client %d: no send before the last answered one went unanswered", i)
+                        .allMatch(answers::containsKey);
             }
         }
         clients.forEach(WsClient::close);

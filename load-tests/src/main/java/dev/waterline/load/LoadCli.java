@@ -15,10 +15,12 @@ import picocli.CommandLine.Option;
 /**
  * {@code waterline-load}: offers a chat load to a Waterline server over its wire contract and
  * reconciles every accepted message. Exit code 0 when nothing was lost, 2 when something was,
- * 1 when the run itself failed.
+ * 1 when the run itself failed. {@code waterline-load walkthrough} checks a new client's first
+ * steps instead ({@link Walkthrough}).
  */
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Load generator with message-by-message reconciliation for Waterline.")
+        description = "Load generator with message-by-message reconciliation for Waterline.",
+        subcommands = Walkthrough.class)
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
@@ -113,9 +115,9 @@ public final class LoadCli implements Callable<Integer> {
             + " one a --start-server run started.")
     String pgAddress;
 
-    public static void main(String[] args) {
-        System.exit(new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true)
-                .setOverwrittenOptionsAllowed(true).execute(args));
+    /** The command line, with the walkthrough as a subcommand; {@link Main} runs it. */
+    static CommandLine commandLine() {
+        return new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true);
     }
 
     @Override

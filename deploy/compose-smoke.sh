@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Runs the compose stack for real and uses it as a client would, then crashes the app under load:
+#
+#   1. builds the app image (Dockerfile) and brings up app, PostgreSQL, Redis, Prometheus (and
+#      Grafana where its image can be had), waiting for every healthcheck;
+#   2. the walkthrough (waterline-load walkthrough): dev tokens, a chat, a WebSocket send
+#      answered `accepted`, the `message` at the other member and its `ack`, a history page, the
+#      §5 series on /actuator/prometheus, and Prometheus scraping the app as an `up` target with
+#      every §5 series; Grafana's provisioned dashboard, when Grafana runs;
+#   3. the load generator against the stack (20 clients, 100 msg/s); once it has messages
+#      accepted, `docker kill` of the app container; the app is started again, clients reconnect
+#      and resync, and every accepted message is reconciled (exit code 2 if any was lost);
+#   4. `./mvnw spring-boot:test-run` (TestWaterlineApplication: PostgreSQL and Redis through
+#      Testcontainers, on the same images) and the walkthrough against it (--skip-test-run to omit);
+#   5. `down -v`, whatever happened (the logs are printed first when something failed).
+#
+# Where no registry can be reached, build the images from Debian packages first:
+#   eval "$(deploy/local-images.sh)" && deploy/compose-smoke.sh
+# Needs a Docker engine (run as root, or a member of the docker group), Docker Compose (v2's
+# `docker compose`, or 1.29's `docker-compose`) and a JDK >= 21 for the clients. Takes a few
+# minutes (the first image build downloads Maven's dependencies). Not part of ./mvnw verify.
+# Ports (loopback only): WATERLINE_PORT 18080, PROMETHEUS_PORT 19090, GRAFANA_PORT 13000, and
+# 18081 for the test-run; the compose project is waterline-smoke, apart from a `docker compose up`
+# of your own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+test_run=1
+for arg in "$@"; do
+    case "$arg" in
+        --skip-test-run) test_run=0 ;;
+        *) echo "usage: $0 [--skip-test-run]" >&2; exit 64 ;;
+    esac
+done
+
+. .ci/find-jdk
+if docker compose version >/dev/null 2>&1; then
+    compose=(docker compose)
+elif command -v docker-compose >/dev/null; then
+    compose=(docker-compose)
+else
+    echo "compose-smoke: neither 'docker compose' nor 'docker-compose' is installed" >&2
+    exit 1
+fi
+docker info >/dev/null 2>&1 || { echo "compose-smoke: no Docker engine answers (start one: dockerd &)" >&2; exit 1; }
+
+export COMPOSE_PROJECT_NAME=waterline-smoke
+export WATERLINE_IMAGE=${WATERLINE_IMAGE:-waterline:smoke}
+export WATERLINE_PORT=${WATERLINE_PORT:-18080} PROMETHEUS_PORT=${PROMETHEUS_PORT:-19090} GRAFANA_PORT=${GRAFANA_PORT:-13000}
+export GRAFANA_IMAGE=${GRAFANA_IMAGE:-grafana/grafana:12.1.0}
+app_url=http://127.0.0.1:$WATERLINE_PORT
+out=target/compose-smoke
+rm -rf "$out"
+mkdir -p "$out"
+
+say() { echo "compose-smoke: $*"; }
+failed=1
+test_run_pid=
+finish() {
+    local rc=$?
+    if [ -n "$test_run_pid" ]; then
+        pkill -TERM -f dev.waterline.TestWaterlineApplication || true
+        wait "$test_run_pid" 2>/dev/null || true
+    fi
+    if [ "$failed" = 1 ]; then
+        say "FAILED (exit $rc); the stack's logs are in $out/stack.log"
+        "${compose[@]}" logs --no-color > "$out/stack.log" 2>&1 || true
+        tail -n 60 "$out/stack.log" || true
+    fi
+    say "down -v"
+    "${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || say "down -v failed: remove the project waterline-smoke by hand"
+    exit "$rc"
+}
+trap finish EXIT
+
+# health <service> <seconds>: waits until the service's container reports healthy.
+health() {
+    local service=$1 deadline=$((SECONDS + $2)) id status
+    while :; do
+        id=$("${compose[@]}" ps -q "$service")
+        status=$( [ -n "$id" ] && docker inspect -f '{{.State.Health.Status}}' "$id" 2>/dev/null || echo missing)
+        [ "$status" = healthy ] && { say "$service is healthy"; return 0; }
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            say "$service is not healthy after $2 s (status: $status)"
+            return 1
+        fi
+        sleep 2
+    done
+}
+
+# metric <name>: the app's current value of an unlabelled counter, 0 when absent.
+metric() {
+    curl -fsS "$app_url/actuator/prometheus" 2>/dev/null | awk -v n="$1" '$1 == n {v = $2} END {print (v == "" ? 0 : int(v))}'
+}
+
+say "building the load generator (the clients)"
+./mvnw -q -B -f load-tests/pom.xml -DskipTests package
+load=(java -jar load-tests/target/waterline-load.jar)
+
+say "building the app image $WATERLINE_IMAGE (JDK_IMAGE=${JDK_IMAGE:-default}, JRE_IMAGE=${JRE_IMAGE:-default})"
+"${compose[@]}" build app
+
+services=(app postgres redis prometheus)
+grafana=0
+if docker image inspect "$GRAFANA_IMAGE" >/dev/null 2>&1 || docker pull -q "$GRAFANA_IMAGE" >/dev/null 2>&1; then
+    services+=(grafana)
+    grafana=1
+else
+    say "SKIPPED Grafana: its image $GRAFANA_IMAGE is not here and cannot be pulled (Grafana is not in Debian);"
+    say "         ObservabilityIntegrationTests checks every series the dashboard names against a live server instead"
+fi
+
+say "up: ${services[*]}"
+"${compose[@]}" up -d "${services[@]}"
+health postgres 120
+health redis 60
+health app 180
+health prometheus 60
+
+say "1/3 the walkthrough against the stack"
+"${load[@]}" walkthrough --url "$app_url" --prometheus "http://127.0.0.1:$PROMETHEUS_PORT" --timeout PT90S
+
+if [ "$grafana" = 1 ]; then
+    health grafana 120
+    curl -fsS -u admin:admin "http://127.0.0.1:$GRAFANA_PORT/api/search?query=Waterline" | grep -q '"uid"' \
+        || { say "Grafana has no provisioned Waterline dashboard"; exit 1; }
+    curl -fsS -u admin:admin "http://127.0.0.1:$GRAFANA_PORT/api/datasources/uid/prometheus" | grep -q '"type":"prometheus"' \
+        || { say "Grafana has no provisioned Prometheus datasource"; exit 1; }
+    say "Grafana serves the provisioned dashboard and datasource"
+fi
+
+say "2/3 docker kill of the app under load, restart, reconcile"
+"${load[@]}" --url "$app_url" --clients 20 --rate 100 --duration PT60S --ramp-up PT2S --pattern mixed --group-size 4 \
+    --drain PT90S --outbox-drain PT30S --out "$out/load" --label compose-kill --quiet > "$out/load.txt" 2>&1 &
+load_pid=$!
+base=$(metric waterline_messages_accepted_total)
+deadline=$((SECONDS + 60))
+while [ "$(metric waterline_messages_accepted_total)" -lt $((base + 300)) ]; do
+    [ "$SECONDS" -lt "$deadline" ] || { say "the load was not accepted (see $out/load.txt)"; kill "$load_pid"; exit 1; }
+    sleep 1
+done
+accepted_before=$(metric waterline_messages_accepted_total)
+app_id=$("${compose[@]}" ps -q app)
+docker kill "$app_id" >/dev/null
+say "killed the app after $((accepted_before - base)) accepted sends of this run"
+"${compose[@]}" start app >/dev/null
+health app 180
+set +e
+wait "$load_pid"
+load_rc=$?
+set -e
+sed -n '1,40p' "$out/load.txt"
+[ "$load_rc" = 0 ] || { say "the load run after the kill did not reconcile (exit $load_rc; 2 = something accepted was lost)"; exit 1; }
+grep -q '"lost" : 0' "$out/load/report.json" || { say "report.json does not say 0 lost"; exit 1; }
+reconnects=$(grep -o '"reconnects" : [0-9]*' "$out/load/report.json" | grep -o '[0-9]*$' || echo 0)
+[ "${reconnects:-0}" -gt 0 ] || { say "no client reconnected: the kill did not happen under load"; exit 1; }
+say "the kill cost nothing: 0 lost, $reconnects reconnects"
+
+if [ "$test_run" = 1 ]; then
+    say "3/3 ./mvnw spring-boot:test-run (Testcontainers: ${POSTGRES_IMAGE:-postgres:17}, ${REDIS_IMAGE:-redis:7})"
+    # No Ryuk (its image may not be pullable): the containers are stopped when the app's context
+    # closes (SIGTERM below), and anything left is removed by label afterwards. The engine is
+    # local, so its published ports are on localhost: say so, or Testcontainers running inside a
+    # container itself would look for the engine's gateway with a container of its own (alpine).
+    TESTCONTAINERS_RYUK_DISABLED=${TESTCONTAINERS_RYUK_DISABLED:-true} \
+    TESTCONTAINERS_HOST_OVERRIDE=${TESTCONTAINERS_HOST_OVERRIDE:-localhost} SERVER_PORT=18081 \
+        ./mvnw -q -B spring-boot:test-run > "$out/test-run.log" 2>&1 &
+    test_run_pid=$!
+    deadline=$((SECONDS + 300))
+    until curl -fsS http://127.0.0.1:18081/actuator/health/readiness 2>/dev/null | grep -q UP; do
+        if ! kill -0 "$test_run_pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+            tail -n 40 "$out/test-run.log"
+            say "spring-boot:test-run did not become ready"
+            exit 1
+        fi
+        sleep 2
+    done
+    containers=$(docker ps -q --filter label=org.testcontainers=true | wc -l)
+    [ "$containers" -ge 2 ] || { say "spring-boot:test-run is up but not on Testcontainers ($containers containers)"; exit 1; }
+    "${load[@]}" walkthrough --url http://127.0.0.1:18081 --timeout PT60S
+    pkill -TERM -f dev.waterline.TestWaterlineApplication
+    wait "$test_run_pid" || true
+    test_run_pid=
+    left=$(docker ps -aq --filter label=org.testcontainers=true)
+    if [ -n "$left" ]; then
+        say "removing $(echo "$left" | wc -l) container(s) the test-run left"
+        docker rm -f $left >/dev/null
+    fi
+    say "spring-boot:test-run served the walkthrough on PostgreSQL and Redis containers"
+fi
+
+failed=0
+say "PASSED"
