@@ -10,9 +10,11 @@
 #   3. the load generator against the stack (20 clients, 100 msg/s); once it has messages
 #      accepted, `docker kill` of the app container; the app is started again, clients reconnect
 #      and resync, and every accepted message is reconciled (exit code 2 if any was lost);
-#   4. `./mvnw spring-boot:test-run` (TestWaterlineApplication: PostgreSQL and Redis through
+#   4. `docker stop` of the app: a real SIGTERM to java, which must exit 143 after Spring's
+#      graceful shutdown, within the grace period;
+#   5. `./mvnw spring-boot:test-run` (TestWaterlineApplication: PostgreSQL and Redis through
 #      Testcontainers, on the same images) and the walkthrough against it (--skip-test-run to omit);
-#   5. `down -v`, whatever happened (the logs are printed first when something failed).
+#   6. `down -v`, whatever happened (the logs are printed first when something failed).
 #
 # Where no registry can be reached, build the images from Debian packages first:
 #   eval "$(deploy/local-images.sh)" && deploy/compose-smoke.sh
@@ -59,8 +61,9 @@ test_run_pid=
 finish() {
     local rc=$?
     if [ -n "$test_run_pid" ]; then
-        pkill -TERM -f dev.waterline.TestWaterlineApplication || true
+        kill -TERM -- "-$test_run_pid" 2>/dev/null || true
         wait "$test_run_pid" 2>/dev/null || true
+        remove_new_testcontainers
     fi
     if [ "$failed" = 1 ]; then
         say "FAILED (exit $rc); the stack's logs are in $out/stack.log"
@@ -72,6 +75,19 @@ finish() {
     exit "$rc"
 }
 trap finish EXIT
+
+# Testcontainers' containers that were there before the test-run are someone else's: only those
+# it started are removed.
+testcontainers_before=$(docker ps -aq --filter label=org.testcontainers=true | sort)
+remove_new_testcontainers() {
+    local now new
+    now=$(docker ps -aq --filter label=org.testcontainers=true | sort)
+    new=$(comm -13 <(echo "$testcontainers_before") <(echo "$now") | grep . || true)
+    if [ -n "$new" ]; then
+        say "removing $(echo "$new" | wc -l) container(s) the test-run left"
+        docker rm -f $new >/dev/null
+    fi
+}
 
 # health <service> <seconds>: waits until the service's container reports healthy.
 health() {
@@ -117,7 +133,7 @@ health redis 60
 health app 180
 health prometheus 60
 
-say "1/3 the walkthrough against the stack"
+say "1/4 the walkthrough against the stack"
 "${load[@]}" walkthrough --url "$app_url" --prometheus "http://127.0.0.1:$PROMETHEUS_PORT" --timeout PT90S
 
 if [ "$grafana" = 1 ]; then
@@ -129,7 +145,7 @@ if [ "$grafana" = 1 ]; then
     say "Grafana serves the provisioned dashboard and datasource"
 fi
 
-say "2/3 docker kill of the app under load, restart, reconcile"
+say "2/4 docker kill of the app under load, restart, reconcile"
 "${load[@]}" --url "$app_url" --clients 20 --rate 100 --duration PT60S --ramp-up PT2S --pattern mixed --group-size 4 \
     --drain PT90S --outbox-drain PT30S --out "$out/load" --label compose-kill --quiet > "$out/load.txt" 2>&1 &
 load_pid=$!
@@ -156,15 +172,29 @@ reconnects=$(grep -o '"reconnects" : [0-9]*' "$out/load/report.json" | grep -o '
 [ "${reconnects:-0}" -gt 0 ] || { say "no client reconnected: the kill did not happen under load"; exit 1; }
 say "the kill cost nothing: 0 lost, $reconnects reconnects"
 
+say "3/4 docker stop of the app: SIGTERM to java (PID 1), graceful shutdown within the grace period"
+app_id=$("${compose[@]}" ps -q app)
+stop_started=$SECONDS
+"${compose[@]}" stop app >/dev/null
+stop_took=$((SECONDS - stop_started))
+exit_code=$(docker inspect -f '{{.State.ExitCode}}' "$app_id")
+docker logs "$app_id" > "$out/app-stop.log" 2>&1
+# 143 = 128 + SIGTERM: the JVM ran its shutdown hooks (Spring's graceful close) and exited; a
+# SIGKILL after the grace period would be 137
+[ "$exit_code" = 143 ] || { say "the app exited with $exit_code after docker stop, not 143 (SIGTERM)"; exit 1; }
+grep -q "Commencing graceful shutdown" "$out/app-stop.log" && grep -q "Graceful shutdown complete" "$out/app-stop.log" \
+    || { say "the app's log does not show Spring's graceful shutdown (see $out/app-stop.log)"; exit 1; }
+say "the app stopped gracefully in ${stop_took} s (exit 143)"
+
 if [ "$test_run" = 1 ]; then
-    say "3/3 ./mvnw spring-boot:test-run (Testcontainers: ${POSTGRES_IMAGE:-postgres:17}, ${REDIS_IMAGE:-redis:7})"
+    say "4/4 ./mvnw spring-boot:test-run (Testcontainers: ${POSTGRES_IMAGE:-postgres:17}, ${REDIS_IMAGE:-redis:7})"
     # No Ryuk (its image may not be pullable): the containers are stopped when the app's context
     # closes (SIGTERM below), and anything left is removed by label afterwards. The engine is
     # local, so its published ports are on localhost: say so, or Testcontainers running inside a
     # container itself would look for the engine's gateway with a container of its own (alpine).
     TESTCONTAINERS_RYUK_DISABLED=${TESTCONTAINERS_RYUK_DISABLED:-true} \
     TESTCONTAINERS_HOST_OVERRIDE=${TESTCONTAINERS_HOST_OVERRIDE:-localhost} SERVER_PORT=18081 \
-        ./mvnw -q -B spring-boot:test-run > "$out/test-run.log" 2>&1 &
+        setsid ./mvnw -q -B spring-boot:test-run > "$out/test-run.log" 2>&1 &
     test_run_pid=$!
     deadline=$((SECONDS + 300))
     until curl -fsS http://127.0.0.1:18081/actuator/health/readiness 2>/dev/null | grep -q UP; do
@@ -175,17 +205,14 @@ if [ "$test_run" = 1 ]; then
         fi
         sleep 2
     done
-    containers=$(docker ps -q --filter label=org.testcontainers=true | wc -l)
+    containers=$(comm -13 <(echo "$testcontainers_before") <(docker ps -aq --filter label=org.testcontainers=true | sort) | grep -c . || true)
     [ "$containers" -ge 2 ] || { say "spring-boot:test-run is up but not on Testcontainers ($containers containers)"; exit 1; }
     "${load[@]}" walkthrough --url http://127.0.0.1:18081 --timeout PT60S
-    pkill -TERM -f dev.waterline.TestWaterlineApplication
+    # the whole process group setsid made: Maven and the application it forked
+    kill -TERM -- "-$test_run_pid" 2>/dev/null || kill -TERM "$test_run_pid"
     wait "$test_run_pid" || true
     test_run_pid=
-    left=$(docker ps -aq --filter label=org.testcontainers=true)
-    if [ -n "$left" ]; then
-        say "removing $(echo "$left" | wc -l) container(s) the test-run left"
-        docker rm -f $left >/dev/null
-    fi
+    remove_new_testcontainers
     say "spring-boot:test-run served the walkthrough on PostgreSQL and Redis containers"
 fi
 

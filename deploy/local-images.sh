@@ -18,7 +18,7 @@
 #   redis:7                   waterline-local/redis:7           bookworm, redis-server 7.0
 #   prom/prometheus           waterline-local/prometheus:2      bookworm, prometheus 2.42
 #   grafana/grafana           (none: Grafana is not in Debian; the smoke run leaves it out, and
-#                             DashboardIntegrationTests checks the dashboard against a live server)
+#                             ObservabilityIntegrationTests checks the dashboard's series against a live server)
 set -euo pipefail
 cd "$(dirname "$0")"
 

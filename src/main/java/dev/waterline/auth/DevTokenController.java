@@ -4,6 +4,10 @@ import java.util.Map;
 
 import dev.waterline.input.InputGate;
 import tools.jackson.databind.JsonNode;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -25,12 +29,12 @@ class DevTokenController {
         this.properties = properties;
     }
 
-    @io.swagger.v3.oas.annotations.Operation(summary = "A token for any user (dev tokens on only; 404 otherwise)",
-            requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @io.swagger.v3.oas.annotations.media.Content(
-                    schema = @io.swagger.v3.oas.annotations.media.Schema(example = "{\"userId\":\"alice\"}"))),
+    @Operation(summary = "A token for any user (dev tokens on only; 404 otherwise)",
+            requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @Content(
+                    schema = @Schema(example = "{\"userId\":\"alice\"}"))),
             responses = {
-                    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "200", description = "{\"token\":\"<jwt>\"}"),
-                    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "404", description = "dev tokens are off")})
+                    @ApiResponse(responseCode = "200", description = "{\"token\":\"<jwt>\"}"),
+                    @ApiResponse(responseCode = "404", description = "dev tokens are off")})
     @PostMapping("/api/dev/tokens")
     ResponseEntity<Map<String, String>> issue(@RequestBody(required = false) JsonNode body) {
         if (!properties.devTokens()) {

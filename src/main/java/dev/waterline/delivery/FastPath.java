@@ -146,11 +146,9 @@ public class FastPath implements SmartLifecycle {
             }
             ClientSession to = e.getKey();
             int written = 0;
-            long now = System.currentTimeMillis();
             for (OutboxRow row : e.getValue()) {
-                if (to.send(FramesOut.message(row))) {
+                if (to.send(FramesOut.message(row), () -> metrics.deliveryLatency(true, System.currentTimeMillis() - row.committedAtMillis()))) {
                     written++;
-                    metrics.deliveryLatency(true, now - row.sentAtMillis());
                 }
             }
             metrics.delivered(true, written);

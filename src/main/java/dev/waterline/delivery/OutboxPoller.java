@@ -181,9 +181,11 @@ public class OutboxPoller implements SmartLifecycle {
 
     private void writeOne() throws InterruptedException {
         Outbound o = queue.poll(200, TimeUnit.MILLISECONDS);
-        if (o != null && o.to().isOpen() && o.to().send(FramesOut.message(o.row()))) {
-            metrics.delivered(false, 1);
-            metrics.deliveryLatency(false, System.currentTimeMillis() - o.row().sentAtMillis());
+        if (o != null && o.to().isOpen()) {
+            OutboxRow row = o.row();
+            if (o.to().send(FramesOut.message(row), () -> metrics.deliveryLatency(false, System.currentTimeMillis() - row.committedAtMillis()))) {
+                metrics.delivered(false, 1);
+            }
         }
     }
 

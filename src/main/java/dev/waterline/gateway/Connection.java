@@ -60,7 +60,10 @@ final class Connection implements ClientSession {
     private final long openedNanos = System.nanoTime();
     private volatile long lastReceivedNanos = openedNanos;
 
-    private final ConcurrentLinkedDeque<String> outbound = new ConcurrentLinkedDeque<>();
+    /** Queued frames: a {@link String}, or a {@link Timed} frame whose writing is to be reported. */
+    private final ConcurrentLinkedDeque<Object> outbound = new ConcurrentLinkedDeque<>();
+    /** What to run once the write in flight completes successfully (a {@link Timed} frame's report), or null. */
+    private volatile Runnable inFlightWritten;
     private final AtomicLong queuedChars = new AtomicLong();
     /** Held by whoever is writing this connection's frames (from taking one until the queue is empty). */
     private final AtomicBoolean draining = new AtomicBoolean();
@@ -212,6 +215,23 @@ final class Connection implements ClientSession {
      */
     @Override
     public boolean send(String frame) {
+        return queue(frame, frame);
+    }
+
+    /**
+     * As {@link #send(String)}; {@code written} runs once the frame is written to the socket (on the
+     * thread that completes the write: it must be quick), and not at all if it never is.
+     */
+    @Override
+    public boolean send(String frame, Runnable written) {
+        return queue(new Timed(frame, written), frame);
+    }
+
+    /** A frame whose writing is reported (latency histograms measure up to the socket, not the queue). */
+    private record Timed(String text, Runnable written) {
+    }
+
+    private boolean queue(Object entry, String frame) {
         if (!writable.get()) {
             return false;
         }
@@ -221,7 +241,7 @@ final class Connection implements ClientSession {
                     new IOException("send buffer limit of " + sendBufferChars + " characters exceeded"));
             return false;
         }
-        outbound.offerLast(frame);
+        outbound.offerLast(entry);
         if (welcomed) {
             schedule();
         }
@@ -242,19 +262,21 @@ final class Connection implements ClientSession {
      */
     private void pump() {
         while (true) {
-            String frame = outbound.pollFirst();
-            if (frame == null) {
+            Object entry = outbound.pollFirst();
+            if (entry == null) {
                 draining.set(false);
                 if (outbound.isEmpty() || !draining.compareAndSet(false, true)) {
                     return;
                 }
                 continue;
             }
+            String frame = entry instanceof Timed t ? t.text() : (String) entry;
             queuedChars.addAndGet(-frame.length());
             if (!writable.get()) {
                 outbound.clear();
                 return;   // the flag stays held: nothing is ever written again
             }
+            inFlightWritten = entry instanceof Timed t ? t.written() : null;
             writeStartedNanos = System.nanoTime() | 1;
             sendState.set(SENDING);
             try {
@@ -262,6 +284,7 @@ final class Connection implements ClientSession {
             }
             catch (RuntimeException notStarted) {
                 writeStartedNanos = 0;
+                inFlightWritten = null;
                 writeFailed(notStarted);
                 return;
             }
@@ -277,8 +300,13 @@ final class Connection implements ClientSession {
     /** A send's completion. */
     private void sent(Throwable failure) {
         writeStartedNanos = 0;
+        Runnable written = inFlightWritten;
+        inFlightWritten = null;
         if (failure != null) {
             writeFailed(failure);
+        }
+        else if (written != null) {
+            written.run();
         }
         if (sendState.compareAndSet(SENDING, DONE_AT_ONCE)) {
             return;   // the sending thread's loop goes on

@@ -28,6 +28,8 @@ import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.context.event.EventListener;
 import org.springframework.stereotype.Component;
 import org.springframework.web.socket.BinaryMessage;
 import org.springframework.web.socket.CloseStatus;
@@ -341,6 +343,15 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                 }
             }
         });
+    }
+
+    /**
+     * Shutdown begins (the context is closing, before any component stops): from now on a new
+     * connection is closed with 1001 as it opens, while ingest drains what the open ones sent.
+     */
+    @EventListener(ContextClosedEvent.class)
+    void closing() {
+        stopping = true;
     }
 
     /**

@@ -18,6 +18,7 @@ import org.springframework.stereotype.Component;
 @Component
 class HistoryRetention {
 
+    static final String LOOP = "history_retention";
     private static final int CHUNK = 10_000;
 
     private final HistoryRepository history;
@@ -27,6 +28,7 @@ class HistoryRetention {
 
     HistoryRetention(HistoryRepository history, RetentionProperties retention, Loops loops, Clock clock) {
         this.loops = loops;
+        loops.declare(LOOP);
         this.history = history;
         this.retention = retention;
         this.clock = clock;
@@ -34,7 +36,7 @@ class HistoryRetention {
 
     @Scheduled(fixedDelayString = "${waterline.retention.purge-interval:1m}", initialDelayString = "${waterline.retention.purge-interval:1m}")
     void purge() {
-        loops.pass("history_retention", () -> {
+        loops.pass(LOOP, () -> {
             var cutoff = clock.instant().minus(retention.history());
             int deleted;
             do {

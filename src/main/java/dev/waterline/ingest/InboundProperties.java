@@ -19,6 +19,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param retries attempts of one batch when a concurrent batch committed the same key first. Default 3.
  * @param drainTimeout how long, at shutdown, the writers may take to commit what is queued; what is
  *                     left after it is answered {@code unavailable}. Default 10 s.
+ * @param commitTimeout longest one group-commit transaction's statements may take (the transaction's
+ *                      timeout, applied to each statement as what is left of it); past it the batch
+ *                      rolls back and is answered {@code unavailable}. It also bounds how long
+ *                      shutdown waits for a batch in flight after {@code drain-timeout}. Default 10 s.
  */
 @ConfigurationProperties("waterline.inbound")
 public record InboundProperties(
@@ -28,5 +32,6 @@ public record InboundProperties(
         @DefaultValue("2") int writers,
         @DefaultValue("24h") Duration idempotencyWindow,
         @DefaultValue("3") int retries,
-        @DefaultValue("10s") Duration drainTimeout) {
+        @DefaultValue("10s") Duration drainTimeout,
+        @DefaultValue("10s") Duration commitTimeout) {
 }

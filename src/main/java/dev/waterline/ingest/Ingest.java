@@ -40,14 +40,16 @@ import org.springframework.stereotype.Component;
  * limit): the batch is split and committed again in halves ({@link Isolation}), so that only the
  * send that fails alone is answered {@code invalid} (counted in
  * {@code waterline_batch_poisoned_total{writer="ingest"}}) and every other is committed, in its
- * original order. Stops first of all at shutdown: new sends are answered {@code overloaded},
- * writers drain and answer what is queued, and only then does the gateway close the sockets.
+ * original order. Stops first of all at shutdown ({@link #stop}): new sends are answered
+ * {@code unavailable}, writers drain and answer what is queued, and only then does the gateway
+ * close the sockets.
  */
 @Component
 public class Ingest implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(Ingest.class);
     static final String LOOP = "ingest";
+    static final String PURGE_LOOP = "idempotency_purge";
 
     private final InboundProperties properties;
     private final DeliveryProperties delivery;
@@ -58,6 +60,7 @@ public class Ingest implements SmartLifecycle {
     private final Clock clock;
     private final List<BlockingQueue<SendRequest>> queues = new ArrayList<>();
     private final List<Thread> writers = new ArrayList<>();
+    private List<Thread> previous = List.of();
     private volatile boolean running;
 
     Ingest(InboundProperties properties, DeliveryProperties delivery, IngestRepository repository, FastPath fastPath,
@@ -77,16 +80,30 @@ public class Ingest implements SmartLifecycle {
                 () -> queues.stream().mapToInt(BlockingQueue::size).sum());
         metrics.gauge("waterline.inbound.queue.capacity", "sends the inbound queue can hold (for the depth's share)",
                 () -> perWriter * properties.writers());
+        // Each writer has its share of the queue, and a chat always goes to the same one: one hot
+        // chat can fill its writer's share (its sends get overloaded) while the whole queue looks
+        // half empty. This is what to alert on.
+        metrics.gauge("waterline.inbound.queue.fullest.ratio", "the fullest writer's share of the inbound queue, 0 to 1",
+                () -> queues.stream().mapToDouble(q -> q.size() / (double) perWriter).max().orElse(0));
         metrics.poisoned(LOOP);
+        loops.declare(PURGE_LOOP);
     }
 
     /**
      * Enqueues a send; false when its queue is full (the caller answers {@code overloaded}) or
-     * the service is stopping. Each chat always goes to the same writer, so one client's sends to
-     * a chat are committed (and numbered) in the order it sent them.
+     * the service is stopping (the caller answers {@code unavailable}). Each chat always goes to
+     * the same writer, so one client's sends to a chat are committed (and numbered) in the order
+     * it sent them.
      */
     public boolean offer(SendRequest send) {
-        return running && queues.get(Math.floorMod(send.chatId().hashCode(), queues.size())).offer(send);
+        BlockingQueue<SendRequest> queue = queues.get(Math.floorMod(send.chatId().hashCode(), queues.size()));
+        if (!running || !queue.offer(send)) {
+            return false;
+        }
+        // stop() may have taken what was queued for the last time between the check and the offer:
+        // then the send is taken back and answered by the caller. If it is gone already, a writer
+        // or stop() took it, and answers it.
+        return running || !queue.remove(send);
     }
 
     /** One step of a writer: one batch gathered, committed and answered. */
@@ -196,7 +213,7 @@ public class Ingest implements SmartLifecycle {
     /** Drops idempotency keys past the window, so a reused correlationId then makes a new message. */
     @Scheduled(fixedDelayString = "${waterline.retention.purge-interval:1m}", initialDelayString = "${waterline.retention.purge-interval:1m}")
     void purgeExpiredKeys() {
-        loops.pass("idempotency_purge", () -> {
+        loops.pass(PURGE_LOOP, () -> {
             Instant cutoff = clock.instant().minus(properties.idempotencyWindow());
             while (repository.purgeKeysOlderThan(cutoff, 10_000) == 10_000) {
                 // next chunk
@@ -206,6 +223,10 @@ public class Ingest implements SmartLifecycle {
 
     @Override
     public void start() {
+        // A context stopped and started again (the test framework pauses idle contexts): a writer
+        // of the last run still in a transaction must end before new writers share its queue, or
+        // two batches of one chat could commit out of order.
+        Workers.joinUntil(previous, System.nanoTime() + properties.commitTimeout().plusSeconds(1).toNanos());
         running = true;
         for (int i = 0; i < properties.writers(); i++) {
             BlockingQueue<SendRequest> queue = queues.get(i);
@@ -216,10 +237,16 @@ public class Ingest implements SmartLifecycle {
     }
 
     /**
-     * Shutdown: new sends are refused ({@code unavailable}, see {@link #accepting}); the writers
-     * commit what is queued, all within {@code drain-timeout}; whatever is still queued after that
-     * (a database too slow to take it) is answered {@code unavailable}, never left unanswered and
-     * never half-written (a batch is one transaction).
+     * Shutdown: new sends are refused ({@code unavailable}: {@link #isRunning} is false); the
+     * writers commit what is queued, all within {@code drain-timeout}; whatever is still queued
+     * after that (a database too slow to take it) is taken from the queues and answered
+     * {@code unavailable}. A writer still inside a transaction then is waited for, up to
+     * {@code commit-timeout} (the transaction's own timeout, so it ends by then), and answers its
+     * batch itself: {@code accepted} if it committed, {@code unavailable} if it rolled back. So every
+     * send is answered, none is half-written (a batch is one transaction), and the gateway closes
+     * the sockets only after. A database that stops answering in the middle of a commit leaves
+     * that commit's outcome unknown: its sends are answered {@code unavailable}, and a retry with
+     * the same correlationId finds the message if the commit did land (I6).
      */
     @Override
     public void stop() {
@@ -231,12 +258,14 @@ public class Ingest implements SmartLifecycle {
             log.warn(left.size() + " queued sends not committed within the drain timeout at shutdown: answered unavailable");
             left.forEach(s -> answer(s, r -> r.rejected("unavailable", "the server is shutting down; not accepted, retry")));
         }
+        Workers.joinUntil(writers, System.nanoTime() + properties.commitTimeout().plusSeconds(1).toNanos());
+        long inFlight = writers.stream().filter(Thread::isAlive).count();
+        if (inFlight > 0) {
+            log.warn(inFlight + " group-commit writers still in a transaction past the commit timeout at shutdown;"
+                    + " their sends are answered when it ends, if the socket is still open");
+        }
+        previous = List.copyOf(writers);
         writers.clear();
-    }
-
-    /** Whether sends are taken (false while stopping: a refused send is then {@code unavailable}, not {@code overloaded}). */
-    public boolean accepting() {
-        return running;
     }
 
     @Override

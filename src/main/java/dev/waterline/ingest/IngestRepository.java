@@ -14,6 +14,7 @@ import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.outbox.OutboxRow;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -162,14 +163,24 @@ class IngestRepository {
     private final JdbcTemplate jdbc;
     private final TransactionTemplate tx;
 
-    IngestRepository(JdbcTemplate jdbc, TransactionTemplate tx) {
+    IngestRepository(JdbcTemplate jdbc, PlatformTransactionManager transactions, InboundProperties properties) {
         this.jdbc = jdbc;
-        this.tx = tx;
+        this.tx = new TransactionTemplate(transactions);
+        // each statement gets what is left of it as its timeout (Spring applies it through the
+        // JdbcTemplate), so a batch never waits on a stuck database for longer
+        this.tx.setTimeout((int) Math.max(1, properties.commitTimeout().toSeconds()));
     }
 
     /** Persists one batch of sends with distinct keys. */
     Result commit(List<SendRequest> sends, Instant now, Duration window, Duration firstDue) {
-        return tx.execute(status -> commitInTransaction(sends, now, window, firstDue));
+        Result result = tx.execute(status -> commitInTransaction(sends, now, window, firstDue));
+        // the moment the delivery latency is measured from: the commit has returned
+        long committedAt = System.currentTimeMillis();
+        List<OutboxRow> rows = new ArrayList<>(result.rows().size());
+        for (OutboxRow r : result.rows()) {
+            rows.add(r.committedAt(committedAt));
+        }
+        return new Result(result.outcomes(), rows);
     }
 
     private Result commitInTransaction(List<SendRequest> sends, Instant now, Duration window, Duration firstDue) {
@@ -262,7 +273,7 @@ class IngestRepository {
                 rs -> {
                     int i = indexOfMessage.get(rs.getString(3));
                     rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), hChat[i], hSeq[i], hMsg[i], hSender[i],
-                            hCorr[i], hBody[i], sentAtText, now.toEpochMilli(), 0));
+                            hCorr[i], hBody[i], sentAtText, 0, 0));
                 },
                 rs -> claimed[0]++),
                 perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray(),

@@ -69,7 +69,7 @@ class SendFrames implements FrameHandler {
         SendRequest request = new SendRequest(from.userId(), corr, chatId, body.asString(), new Reply(from, corr, readNanos));
         if (!ingest.offer(request)) {
             from.answered();
-            if (ingest.accepting()) {
+            if (ingest.isRunning()) {
                 reject(from, "overloaded", "the server is saturated; not accepted, retry later", corr);
             }
             else {
@@ -98,8 +98,8 @@ class SendFrames implements FrameHandler {
         @Override
         public void accepted(String messageId, String chatId, long seq, String sentAt) {
             conn.answered();
-            conn.send(Frames.accepted(correlationId, messageId, chatId, seq, sentAt));
-            metrics.sendAccepted(System.nanoTime() - readNanos);
+            conn.send(Frames.accepted(correlationId, messageId, chatId, seq, sentAt),
+                    () -> metrics.sendAccepted(System.nanoTime() - readNanos));
         }
 
         @Override

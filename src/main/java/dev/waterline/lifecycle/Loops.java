@@ -79,6 +79,15 @@ public class Loops {
     }
 
     /**
+     * Registers the error counter of a loop that runs by {@link #pass} (a scheduler drives it), so
+     * that it shows 0 from start: Prometheus's {@code increase()} does not count a series' first
+     * sample, so a counter born at its first failure would hide that failure from an alert.
+     */
+    public void declare(String loop) {
+        metrics.loopErrors(loop);
+    }
+
+    /**
      * One pass of a loop driven by a scheduler ({@code @Scheduled}): what it throws is logged and
      * counted like a step's, and an {@link Error} ends the process.
      */

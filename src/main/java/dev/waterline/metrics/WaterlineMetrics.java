@@ -1,11 +1,19 @@
 package dev.waterline.metrics;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import org.springframework.stereotype.Component;
 
 /**
@@ -32,11 +40,11 @@ public class WaterlineMetrics {
     private final Counter pollerDeliveries;
     private final Counter acks;
     private final Counter outboxRows;
-    private final io.micrometer.core.instrument.DistributionSummary batchSize;
-    private final io.micrometer.core.instrument.Timer batchCommit;
-    private final io.micrometer.core.instrument.Timer sendAccept;
-    private final io.micrometer.core.instrument.Timer fastDelivery;
-    private final io.micrometer.core.instrument.Timer pollerDelivery;
+    private final DistributionSummary batchSize;
+    private final Timer batchCommit;
+    private final Timer sendAccept;
+    private final Timer fastDelivery;
+    private final Timer pollerDelivery;
     private final AtomicLong outboxDepth = new AtomicLong();
     private final AtomicLong outboxOldestAgeSeconds = new AtomicLong();
     private final AtomicLong safeDeleteId = new AtomicLong();
@@ -50,16 +58,16 @@ public class WaterlineMetrics {
         outboxRows = Counter.builder("waterline.outbox.rows")
                 .description("outbox rows committed: one per recipient of each accepted message (deliveries per row is the delivery ratio)")
                 .register(registry);
-        batchSize = io.micrometer.core.instrument.DistributionSummary.builder("waterline.inbound.batch.size")
+        batchSize = DistributionSummary.builder("waterline.inbound.batch.size")
                 .description("sends per group-commit transaction").register(registry);
-        batchCommit = io.micrometer.core.instrument.Timer.builder("waterline.inbound.batch.commit")
+        batchCommit = Timer.builder("waterline.inbound.batch.commit")
                 .description("duration of one group-commit transaction").register(registry);
-        sendAccept = latency(io.micrometer.core.instrument.Timer.builder("waterline.send.accept")
-                .description("a send frame read until its accepted frame is handed to the connection"));
-        fastDelivery = latency(io.micrometer.core.instrument.Timer.builder("waterline.delivery").tag("path", "fast")
-                .description("the group commit's timestamp until the message frame is handed to the recipient's connection"));
-        pollerDelivery = latency(io.micrometer.core.instrument.Timer.builder("waterline.delivery").tag("path", "poller")
-                .description("the group commit's timestamp until the message frame is handed to the recipient's connection"));
+        sendAccept = latency(Timer.builder("waterline.send.accept")
+                .description("a send frame read until its accepted frame is written to the socket"));
+        fastDelivery = latency(Timer.builder("waterline.delivery").tag("path", "fast")
+                .description("a message's commit until its message frame is written to the recipient's socket"));
+        pollerDelivery = latency(Timer.builder("waterline.delivery").tag("path", "poller")
+                .description("a message's commit until its message frame is written to the recipient's socket"));
         for (String reason : REJECT_REASONS) {
             rejected(reason);
         }
@@ -78,33 +86,35 @@ public class WaterlineMetrics {
     }
 
     /**
-     * Histogram buckets that resolve 1 ms to 10 s (1-2-5 steps), the same for every latency, so
-     * that dashboards and alerts can use {@code histogram_quantile} on any of them.
+     * Histogram buckets that resolve 1 ms to 10 s (1-2-5 steps), and on to a minute, the same for
+     * every latency, so that dashboards and alerts can use {@code histogram_quantile} on any of
+     * them. The buckets past 10 s are for the poller's path: a row is first due one lease after
+     * its commit (10 s by default), so every poller delivery is at least that late.
      */
-    static final java.time.Duration[] LATENCY_BUCKETS = java.util.stream.Stream.of(
-            1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000)
-            .map(java.time.Duration::ofMillis).toArray(java.time.Duration[]::new);
+    static final Duration[] LATENCY_BUCKETS = Stream.of(
+            1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 20_000, 30_000, 60_000)
+            .map(Duration::ofMillis).toArray(Duration[]::new);
 
-    private io.micrometer.core.instrument.Timer latency(io.micrometer.core.instrument.Timer.Builder builder) {
+    private Timer latency(Timer.Builder builder) {
         return builder.serviceLevelObjectives(LATENCY_BUCKETS)
                 .minimumExpectedValue(LATENCY_BUCKETS[0])
                 .maximumExpectedValue(LATENCY_BUCKETS[LATENCY_BUCKETS.length - 1])
                 .register(registry);
     }
 
-    /** A send answered {@code accepted}, {@code nanos} after its frame was read. */
+    /** A send's {@code accepted} frame written, {@code nanos} after the send frame was read. */
     public void sendAccepted(long nanos) {
-        sendAccept.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        sendAccept.record(nanos, TimeUnit.NANOSECONDS);
     }
 
-    /** A message frame handed to its recipient's connection, {@code millis} after its batch's timestamp. */
+    /** A message frame written to its recipient's socket, {@code millis} after its message was committed. */
     public void deliveryLatency(boolean fastPath, long millis) {
-        (fastPath ? fastDelivery : pollerDelivery).record(Math.max(0, millis), java.util.concurrent.TimeUnit.MILLISECONDS);
+        (fastPath ? fastDelivery : pollerDelivery).record(Math.max(0, millis), TimeUnit.MILLISECONDS);
     }
 
     private static double residentBytes() {
         try {
-            String[] statm = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/statm")).trim().split("\\s+");
+            String[] statm = Files.readString(Path.of("/proc/self/statm")).trim().split("\\s+");
             return Long.parseLong(statm[1]) * 4096.0;
         }
         catch (Exception e) {
@@ -120,7 +130,7 @@ public class WaterlineMetrics {
     /** One group-commit transaction: how many sends it carried and how long it took. */
     public void batchCommitted(int sends, long nanos) {
         batchSize.record(sends);
-        batchCommit.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        batchCommit.record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void accepted(int n) {
@@ -177,7 +187,7 @@ public class WaterlineMetrics {
 
     /** Registers a counter whose value its owner keeps (monotonic). */
     public void functionCounter(String name, String description, Supplier<Number> value) {
-        io.micrometer.core.instrument.FunctionCounter.builder(name, value, v -> v.get().doubleValue())
+        FunctionCounter.builder(name, value, v -> v.get().doubleValue())
                 .description(description).register(registry);
     }
 

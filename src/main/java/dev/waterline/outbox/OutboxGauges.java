@@ -14,19 +14,22 @@ import org.springframework.stereotype.Component;
 @Component
 class OutboxGauges {
 
+    static final String LOOP = "outbox_gauges";
+
     private final OutboxRepository outbox;
     private final WaterlineMetrics metrics;
     private final Loops loops;
 
     OutboxGauges(OutboxRepository outbox, WaterlineMetrics metrics, Loops loops) {
         this.loops = loops;
+        loops.declare(LOOP);
         this.outbox = outbox;
         this.metrics = metrics;
     }
 
     @Scheduled(fixedDelayString = "${waterline.outbox.sample-interval:1s}")
     void sample() {
-        loops.pass("outbox_gauges", () -> {
+        loops.pass(LOOP, () -> {
             long[] s = outbox.stats();
             metrics.outbox(s[0], s[1]);
         });

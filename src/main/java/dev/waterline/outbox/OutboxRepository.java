@@ -28,7 +28,7 @@ public class OutboxRepository {
                   FOR UPDATE SKIP LOCKED) due
             WHERE o.id = due.id
             RETURNING o.id, o.recipient_id, o.chat_id, o.seq, o.message_id, o.sender_id, o.correlation_id,
-                      o.body, o.sent_at, o.attempts
+                      o.body, o.sent_at, o.created_at, o.attempts
             """;
 
     /** Rows whose delivery work is over (acked, or recipient offline) are never claimed again; GC reclaims them. 1: bigint[] ids. */
@@ -103,7 +103,7 @@ public class OutboxRepository {
         return new OutboxRow(
                 rs.getLong("id"), rs.getString("recipient_id"), rs.getString("chat_id"), rs.getLong("seq"),
                 rs.getString("message_id"), rs.getString("sender_id"), rs.getString("correlation_id"),
-                rs.getString("body"), sentAt.toString(), sentAt.toEpochMilli(), rs.getInt("attempts"));
+                rs.getString("body"), sentAt.toString(), rs.getTimestamp("created_at").getTime(), rs.getInt("attempts"));
     };
 
     private final JdbcTemplate jdbc;

@@ -62,8 +62,13 @@ public class Receipts implements SmartLifecycle {
         metrics.poisoned(LOOP);
     }
 
+    /** Queues a receipt; false when the queue is full or the service is stopping (the caller answers). */
     public boolean offer(ReadRequest read) {
-        return running && queue.offer(read);
+        if (!running || !queue.offer(read)) {
+            return false;
+        }
+        // stop() may have taken the queue's rest between the check and the offer (see Ingest.offer)
+        return running || !queue.remove(read);
     }
 
     private void step() throws InterruptedException {
@@ -141,10 +146,19 @@ public class Receipts implements SmartLifecycle {
         thread = loops.start(LOOP, "read-receipts", () -> running || !queue.isEmpty(), this::step);
     }
 
+    /**
+     * Stops taking receipts (a new one is answered {@code unavailable}), lets the loop store what
+     * is queued for up to 5 s, and answers what is still queued then {@code unavailable}.
+     */
     @Override
     public void stop() {
         running = false;
         Workers.stop(thread, Duration.ofSeconds(5));
+        List<ReadRequest> left = new ArrayList<>();
+        queue.drainTo(left);
+        for (ReadRequest r : left) {
+            r.from().send(Frames.error("unavailable", "the server is shutting down; read receipt not stored", null));
+        }
     }
 
     @Override

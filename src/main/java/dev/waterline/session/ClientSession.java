@@ -21,6 +21,19 @@ public interface ClientSession {
      */
     boolean send(String frame);
 
+    /**
+     * As {@link #send(String)}; {@code written} runs once the frame has been written to the socket
+     * (on whatever thread completes the write, so it must be quick), and not at all if it never
+     * is. The latency histograms measure to that moment, not to the queue.
+     */
+    default boolean send(String frame, Runnable written) {
+        boolean sent = send(frame);
+        if (sent) {
+            written.run();
+        }
+        return sent;
+    }
+
     /** When the connection opened, in {@link System#nanoTime()} terms. */
     long openedNanos();
 

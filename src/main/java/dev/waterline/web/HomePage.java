@@ -39,8 +39,8 @@ class HomePage {
                 <h1>Waterline</h1>
                 <p>A chat backend that never loses an accepted message: sends over a WebSocket, committed to
                 PostgreSQL before they are answered <code>accepted</code>, delivered at least once, and readable from
-                history by whoever was away. This server runs in its zero-configuration mode (embedded PostgreSQL and
-                Redis, dev tokens on, reachable from this machine only).</p>
+                history by whoever was away. This server is set up for local development: dev tokens are on, so
+                anyone who reaches it can get a token for any user.</p>
                 <h2>First steps</h2>
                 <pre>curl -s -X POST %1$s/api/dev/tokens -H 'Content-Type: application/json' -d '{"userId":"alice"}'
                 TOKEN=…   # the token from the answer

@@ -109,12 +109,27 @@ class DeploymentFilesUnitTests {
         assertThat(containers.getProperty("waterline.auth.dev-tokens")).isEqualTo("true");
     }
 
+    /**
+     * The longest the app's shutdown can take, phase by phase (docs/ARCHITECTURE.md, "Shutdown"),
+     * is less than what Docker gives it before SIGKILL: ingest's drain and then a batch in flight
+     * (drain-timeout + commit-timeout + 1 s), the gateway's closes (close-timeout + 1 s, after the
+     * write watchdog's 2 s), delivery, reclaim and reapers (up to 5 s), the ack recorder (2 s), and
+     * Tomcat's graceful phase for REST requests still running (timeout-per-shutdown-phase).
+     */
     @Test
-    void dockerGivesTheAppMoreTimeToStopThanItsShutdownTakes() throws Exception {
-        Duration drain = defaultOf(InboundProperties.class, "drainTimeout");
-        Duration close = defaultOf(GatewayProperties.class, "closeTimeout");
+    void dockerGivesTheAppMoreTimeToStopThanItsShutdownCanTake() throws Exception {
+        Duration ingest = defaultOf(InboundProperties.class, "drainTimeout").plus(defaultOf(InboundProperties.class, "commitTimeout"))
+                .plusSeconds(1);
+        Duration gateway = defaultOf(GatewayProperties.class, "closeTimeout").plusSeconds(1 + 2);
+        Properties app = new Properties();
+        try (InputStream in = Files.newInputStream(ROOT.resolve("src/main/resources/application.properties"))) {
+            app.load(in);
+        }
+        Duration webPhase = DurationStyle.detectAndParse(app.getProperty("spring.lifecycle.timeout-per-shutdown-phase"));
+        Duration worst = ingest.plus(gateway).plusSeconds(5 + 2).plus(webPhase);
         Duration grace = DurationStyle.detectAndParse(String.valueOf(services().get("app").get("stop_grace_period")));
-        assertThat(grace).as("SIGKILL only after the drain and the closes").isGreaterThan(drain.plus(close));
+        assertThat(grace).as("SIGKILL only after the whole shutdown (worst case %s)", worst).isGreaterThan(worst);
+        assertThat(webPhase).as("a phase's timeout leaves ingest its whole drain").isGreaterThan(ingest);
     }
 
     @Test

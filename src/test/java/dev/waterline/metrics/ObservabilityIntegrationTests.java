@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
 
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
+import dev.waterline.support.WsClient;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.yaml.snakeyaml.Yaml;
@@ -103,29 +104,50 @@ class ObservabilityIntegrationTests {
     }
 
     @Test
-    void theLatencyHistogramsResolveOneMillisecondToTenSeconds() throws Exception {
+    void theLatencyHistogramsResolveOneMillisecondToTenSecondsAndThePollersLeaseBeyond() throws Exception {
         String scrape = scrape();
         for (String series : List.of("waterline_send_accept_seconds_bucket{", "waterline_delivery_seconds_bucket{path=\"fast\"",
                 "waterline_delivery_seconds_bucket{path=\"poller\"")) {
             assertThat(scrape).contains(series);
         }
         assertThat(scrape).containsPattern("waterline_send_accept_seconds_bucket\\{le=\"0\\.001\"\\}")
-                .containsPattern("waterline_send_accept_seconds_bucket\\{le=\"10\\.0\"\\}");
+                .containsPattern("waterline_send_accept_seconds_bucket\\{le=\"10\\.0\"\\}")
+                // a poller delivery comes one lease (10 s by default) after the commit at the earliest
+                .containsPattern("waterline_delivery_seconds_bucket\\{path=\"poller\",le=\"30\\.0\"\\}");
     }
 
     @Test
-    void noLabelOfOursCarriesAUserAChatOrAHookId() throws Exception {
-        Set<String> labels = new TreeSet<>();
-        Pattern label = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"");
+    void noLabelOfOursCarriesAUserAChatOrAHookIdAfterRealTraffic() throws Exception {
+        Api api = new Api(port);
+        Api.Pair pair = api.pair("obs-labels");
+        try (WsClient alice = WsClient.connectWelcomed(port, pair.alice()); WsClient bob = WsClient.connectWelcomed(port, pair.bob())) {
+            alice.sendMessage("obs-1", pair.chat(), "hello");
+            assertThat(alice.answer("obs-1").get("type").asString()).isEqualTo("accepted");
+            bob.ack(bob.next("message").get("deliveryId").asLong());
+            alice.sendMessage("obs-2", "no-such-chat-" + pair.chat(), "refused");
+            assertThat(alice.answer("obs-2").get("code").asString()).isEqualTo("not_found");
+            alice.sendRaw("{\"type\":\"nonsense\"}");
+            alice.next("error");
+        }
+        Map<String, Set<String>> values = new java.util.TreeMap<>();
+        Pattern label = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"([^\"]*)\"");
         for (String line : scrape().split("\n")) {
             if (line.startsWith("waterline_") && line.contains("{")) {
                 Matcher m = label.matcher(line.substring(line.indexOf('{'), line.lastIndexOf('}') + 1));
                 while (m.find()) {
-                    labels.add(m.group(1));
+                    values.computeIfAbsent(m.group(1), k -> new TreeSet<>()).add(m.group(2));
                 }
             }
         }
-        assertThat(labels).isNotEmpty().isSubsetOf(ALLOWED_LABELS);
+        assertThat(values.keySet()).isNotEmpty().isSubsetOf(ALLOWED_LABELS);
+        assertThat(values.get("path")).isSubsetOf("fast", "poller");
+        assertThat(values.get("reason")).isSubsetOf(WaterlineMetrics.REJECT_REASONS);
+        assertThat(values.get("reaper")).isSubsetOf(WaterlineMetrics.REAPERS);
+        assertThat(values.get("writer")).isSubsetOf("ingest", "receipts", "acks");
+        // loop names are the code's own: short snake_case words, none of them an id of the traffic above
+        assertThat(values.get("loop")).allMatch(v -> v.matches("[a-z][a-z_]{1,31}"), "a loop name")
+                .noneMatch(v -> v.contains("obs") || v.contains(pair.chat().toLowerCase(java.util.Locale.ROOT)));
+        assertThat(values.get("le")).allMatch(v -> v.equals("+Inf") || v.matches("[0-9.]+"), "a bucket bound");
     }
 
     @Test
