@@ -120,10 +120,14 @@ public final class Walkthrough implements Callable<Integer> {
             check(messageId.equals(message.path("messageId").asString()) && alice.equals(message.path("senderId").asString())
                             && "hello from the walkthrough".equals(message.path("body").asString()) && message.path("seq").asLong() == seq,
                     "bob's message frame is not the accepted message: " + message);
+            double acksBefore = counter(base, "waterline_acks_total");
             bobWs.send(JSON.writeValueAsString(Map.of("type", "ack", "ids", List.of(message.get("deliveryId").asLong()))));
             bobWs.send("{\"type\":\"ping\"}");
             bobWs.next(f -> "pong".equals(f.path("type").asString()), timeout);
-            step("bob got the message and acked delivery " + message.get("deliveryId").asLong());
+            // acks are recorded a moment after they are read; one that comes after its connection
+            // closed is rightly dropped (the close withdrew the delivery), so wait for it while open
+            awaitCounterAbove(base, "waterline_acks_total", acksBefore);
+            step("bob got the message and acked delivery " + message.get("deliveryId").asLong() + "; the server recorded the ack");
         }
 
         HttpResponse<String> page = send(HttpRequest.newBuilder(URI.create(base + "/api/chats/" + enc(chatId) + "/messages?limit=10"))
@@ -151,6 +155,30 @@ public final class Walkthrough implements Callable<Integer> {
             step("Prometheus holds every §5 series and the ack");
         }
         return List.copyOf(done);
+    }
+
+    /** The value of an unlabelled series on the server's /actuator/prometheus (0 when absent). */
+    private double counter(String base, String series) throws Exception {
+        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(base + "/actuator/prometheus")).GET());
+        check(r.statusCode() == 200, "/actuator/prometheus answered " + r.statusCode());
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return Double.parseDouble(line.substring(series.length() + 1).trim());
+            }
+        }
+        return 0;
+    }
+
+    /** Waits until the server's {@code series} is above {@code before}, or fails the step. */
+    private void awaitCounterAbove(String base, String series, double before) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (counter(base, series) <= before) {
+            if (System.nanoTime() > deadline) {
+                throw new StepFailed(series + " did not rise above " + before + " within " + timeout);
+            }
+            // a poll of the server under test, not a test's synchronisation
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
     }
 
     /** Waits until an instant query has at least one result, or fails the step. */
