@@ -13,13 +13,12 @@ import java.util.concurrent.locks.LockSupport;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
-import dev.waterline.outbox.OutboxRepository;
+import dev.waterline.outbox.OutboxStore;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
-import dev.waterline.watermark.Reclaim;
 import dev.waterline.watermark.WatermarkIndex;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
@@ -45,7 +44,7 @@ import org.springframework.stereotype.Component;
  * <p>On error (database or Redis unreachable) the pass is abandoned, logged and counted
  * ({@link Loops}, {@code poller}) and retried after the loop's error pause; claimed rows come back
  * when their lease ends, so nothing is lost. Stops with the
- * context. The scan starts from the reclaim floor (below it every row is deleted) on every pass
+ * context. The scan starts from the outbox's floor (below it every row is deleted) on every pass
  * rather than from a cursor, so a row committed late behind a higher id is never skipped.
  */
 @Component
@@ -60,10 +59,9 @@ public class OutboxPoller implements SmartLifecycle {
 
     private final DeliveryProperties properties;
     private final Loops loops;
-    private final OutboxRepository outbox;
+    private final OutboxStore outbox;
     private final SessionRegistry sessions;
     private final LiveIndex watermark;
-    private final Reclaim reclaim;
     private final Withdrawals withdrawals;
     private final ReaperProperties reapers;
     private final WaterlineMetrics metrics;
@@ -71,11 +69,10 @@ public class OutboxPoller implements SmartLifecycle {
     private final List<Thread> threads = new ArrayList<>();
     private volatile boolean running;
 
-    OutboxPoller(DeliveryProperties properties, OutboxRepository outbox, SessionRegistry sessions,
-                 LiveIndex watermark, Reclaim reclaim, Withdrawals withdrawals, ReaperProperties reapers,
+    OutboxPoller(DeliveryProperties properties, OutboxStore outbox, SessionRegistry sessions,
+                 LiveIndex watermark, Withdrawals withdrawals, ReaperProperties reapers,
                  WaterlineMetrics metrics, Loops loops) {
         this.loops = loops;
-        this.reclaim = reclaim;
         this.withdrawals = withdrawals;
         this.reapers = reapers;
         this.properties = properties;
@@ -93,7 +90,7 @@ public class OutboxPoller implements SmartLifecycle {
             return -1;
         }
         int room = Math.min(properties.batchSize(), queue.remainingCapacity());
-        List<OutboxRow> rows = outbox.claimDue(reclaim.floor(), room, properties.lease());
+        List<OutboxRow> rows = outbox.claimDue(room, properties.lease());
         if (rows.isEmpty()) {
             return 0;
         }

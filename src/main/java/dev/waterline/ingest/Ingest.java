@@ -16,8 +16,6 @@ import dev.waterline.lifecycle.Failures;
 import dev.waterline.lifecycle.Isolation;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
-import dev.waterline.delivery.DeliveryProperties;
-import dev.waterline.delivery.FastPath;
 import dev.waterline.metrics.WaterlineMetrics;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -32,7 +30,8 @@ import org.springframework.stereotype.Component;
  * queue, sharded by chat so that a chat's sends commit in arrival order): gather a batch
  * ({@link Batches}: up to {@code batch-size}, or {@code linger} after its first send); collapse
  * sends that share a (sender, correlationId); commit the batch in one transaction; only then
- * answer every send and hand the outbox rows to the fast path. A batch that lost an
+ * answer every send and let each {@link CommitParticipant} hand on what it added (the outbox rows
+ * go to the fast path). A batch that lost an
  * idempotency race to a concurrent batch is retried whole (the retry finds the key and answers
  * with the original). When the database cannot be reached, every send of the batch is answered
  * {@code unavailable} and nothing of it is written (the transaction rolls back). Any other
@@ -52,9 +51,7 @@ public class Ingest implements SmartLifecycle {
     static final String PURGE_LOOP = "idempotency_purge";
 
     private final InboundProperties properties;
-    private final DeliveryProperties delivery;
     private final IngestRepository repository;
-    private final FastPath fastPath;
     private final WaterlineMetrics metrics;
     private final Loops loops;
     private final Clock clock;
@@ -63,12 +60,9 @@ public class Ingest implements SmartLifecycle {
     private List<Thread> previous = List.of();
     private volatile boolean running;
 
-    Ingest(InboundProperties properties, DeliveryProperties delivery, IngestRepository repository, FastPath fastPath,
-           WaterlineMetrics metrics, Loops loops, Clock clock) {
+    Ingest(InboundProperties properties, IngestRepository repository, WaterlineMetrics metrics, Loops loops, Clock clock) {
         this.properties = properties;
-        this.delivery = delivery;
         this.repository = repository;
-        this.fastPath = fastPath;
         this.metrics = metrics;
         this.loops = loops;
         this.clock = clock;
@@ -148,7 +142,7 @@ public class Ingest implements SmartLifecycle {
             try {
                 Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
                 long t0 = System.nanoTime();
-                result = repository.commit(primaries, now, properties.idempotencyWindow(), delivery.lease());
+                result = repository.commit(primaries, now, properties.idempotencyWindow());
                 metrics.batchCommitted(primaries.size(), System.nanoTime() - t0);
             }
             catch (IngestRepository.KeyTaken e) {
@@ -186,13 +180,15 @@ public class Ingest implements SmartLifecycle {
             }
         }
         metrics.accepted(created);
-        metrics.outboxRows(result.rows().size());
-        try {
-            fastPath.offer(result.rows());
-        }
-        catch (RuntimeException e) {
-            // committed: the poller delivers what the fast path could not take
-            loops.failed(LOOP, "fast-path hand-off", e);
+        for (CommitParticipant.Contribution c : result.contributions()) {
+            try {
+                c.committed(result.committedAtMillis());
+            }
+            catch (RuntimeException e) {
+                // committed: whatever the participant hands on from here has a way back (the
+                // outbox rows: the poller delivers what the fast path did not get)
+                loops.failed(LOOP, "a commit participant's hand-off after commit", e);
+            }
         }
     }
 

@@ -11,7 +11,8 @@ import java.util.Map;
 import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
-import dev.waterline.outbox.OutboxRow;
+import dev.waterline.sql.Statement;
+import dev.waterline.sql.Statements;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -21,12 +22,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The group-commit transaction. Everything one batch writes happens in one transaction, in
  * this order: look up already-used idempotency keys; lock the batch's chat rows in id order
  * (so concurrent batches never deadlock) and read their last seq; read their members; reserve
- * each chat's seq range; insert history; insert one outbox row per recipient; claim the
- * idempotency keys. Nothing is visible until commit, and every seq of a chat commits in seq
- * order because the chat row stays locked until then (I1, I6, I7).
+ * each chat's seq range; insert history; claim the idempotency keys; then what each
+ * {@link CommitParticipant} adds for the new messages (the delivery capability's one outbox row
+ * per recipient). Nothing is visible until commit, and every seq of a chat commits in seq order
+ * because the chat row stays locked until then (I1, I6, I7).
  *
- * <p>The seven statements go to PostgreSQL in two round trips instead of seven (then the
- * commit, a third): the three reads as one multi-statement execution, the four writes as
+ * <p>The statements go to PostgreSQL in two round trips (then the commit, a third): the three
+ * reads as one multi-statement execution, the writes (ingest's and the participants') as
  * another ({@link Statements}: the driver sends them as separate statements, in order, and
  * waits once). Each round trip is
  * a wake-up of a database backend and of the writer, and on a machine whose cores are busy each
@@ -85,22 +87,6 @@ class IngestRepository {
             """;
 
     /**
-     * The row's age is measured from this insert, moments before commit (clock_timestamp, not the
-     * transaction's start), since the reclaim grace covers a row's way from commit to first pin.
-     * 1: sent_at, 2: first due time in ms from now (the fast path's window: one lease),
-     * 3..9: pairwise arrays of recipient, chat id, seq, message id, sender, correlation id, body.
-     */
-    private static final String INSERT_OUTBOX = """
-            INSERT INTO outbox (recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, sent_at,
-                                created_at, due_at)
-            SELECT recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, ?,
-                   clock_timestamp(), clock_timestamp() + (? * interval '1 millisecond')
-            FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
-                 AS o(recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body)
-            RETURNING id, recipient_id, message_id
-            """;
-
-    /**
      * Claims each key, or takes over one older than the window, in key order so that two batches
      * never wait on each other crosswise. A key another transaction holds within the window
      * returns no row, and the batch is retried. 1: sent_at, 2..6: pairwise
@@ -119,10 +105,6 @@ class IngestRepository {
             RETURNING 1
             """;
 
-    /** RESERVE_SEQS, INSERT_HISTORY, INSERT_OUTBOX and CLAIM_KEYS in one round trip, in that order. */
-    private static final String WRITES = RESERVE_SEQS.strip() + ";\n" + INSERT_HISTORY.strip() + ";\n"
-            + INSERT_OUTBOX.strip() + ";\n" + CLAIM_KEYS.strip();
-
     /** 1: cut-off, 2: chunk. */
     private static final String PURGE_KEYS = """
             DELETE FROM send_idempotency
@@ -139,7 +121,9 @@ class IngestRepository {
     record NotFound() implements Outcome {
     }
 
-    record Result(Map<SendRequest.Key, Outcome> outcomes, List<OutboxRow> rows) {
+    /** What became of every key, and what each participant added to the transaction (to hand on after commit). */
+    record Result(Map<SendRequest.Key, Outcome> outcomes, List<CommitParticipant.Contribution> contributions,
+                  long committedAtMillis) {
     }
 
     /**
@@ -162,9 +146,12 @@ class IngestRepository {
 
     private final JdbcTemplate jdbc;
     private final TransactionTemplate tx;
+    private final List<CommitParticipant> participants;
 
-    IngestRepository(JdbcTemplate jdbc, PlatformTransactionManager transactions, InboundProperties properties) {
+    IngestRepository(JdbcTemplate jdbc, PlatformTransactionManager transactions, InboundProperties properties,
+                     List<CommitParticipant> participants) {
         this.jdbc = jdbc;
+        this.participants = List.copyOf(participants);
         this.tx = new TransactionTemplate(transactions);
         // each statement gets what is left of it as its timeout (Spring applies it through the
         // JdbcTemplate), so a batch never waits on a stuck database for longer
@@ -172,18 +159,13 @@ class IngestRepository {
     }
 
     /** Persists one batch of sends with distinct keys. */
-    Result commit(List<SendRequest> sends, Instant now, Duration window, Duration firstDue) {
-        Result result = tx.execute(status -> commitInTransaction(sends, now, window, firstDue));
-        // the moment the delivery latency is measured from: the commit has returned
-        long committedAt = System.currentTimeMillis();
-        List<OutboxRow> rows = new ArrayList<>(result.rows().size());
-        for (OutboxRow r : result.rows()) {
-            rows.add(r.committedAt(committedAt));
-        }
-        return new Result(result.outcomes(), rows);
+    Result commit(List<SendRequest> sends, Instant now, Duration window) {
+        Result result = tx.execute(status -> commitInTransaction(sends, now, window));
+        // the moment delivery latency is measured from: the commit has returned
+        return new Result(result.outcomes(), result.contributions(), System.currentTimeMillis());
     }
 
-    private Result commitInTransaction(List<SendRequest> sends, Instant now, Duration window, Duration firstDue) {
+    private Result commitInTransaction(List<SendRequest> sends, Instant now, Duration window) {
         Map<SendRequest.Key, Outcome> outcomes = new HashMap<>();
         Timestamp sentAt = Timestamp.from(now);
         String sentAtText = now.toString();
@@ -223,7 +205,7 @@ class IngestRepository {
             }
         }
         if (valid.isEmpty()) {
-            return new Result(outcomes, List.of());
+            return new Result(outcomes, List.of(), 0);
         }
 
         Map<String, Long> nextSeq = new HashMap<>();
@@ -232,10 +214,7 @@ class IngestRepository {
         int n = valid.size();
         String[] hChat = new String[n], hMsg = new String[n], hSender = new String[n], hCorr = new String[n], hBody = new String[n];
         long[] hSeq = new long[n];
-        List<String> oRecipient = new ArrayList<>(), oChat = new ArrayList<>(), oMsg = new ArrayList<>(),
-                oSender = new ArrayList<>(), oCorr = new ArrayList<>(), oBody = new ArrayList<>();
-        List<Long> oSeq = new ArrayList<>();
-        Map<String, Integer> indexOfMessage = new HashMap<>();
+        List<CommitParticipant.NewMessage> created = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             SendRequest s = valid.get(i);
             long seq = nextSeq.merge(s.chatId(), 1L, Long::sum) - 1;
@@ -246,46 +225,42 @@ class IngestRepository {
             hSender[i] = s.senderId();
             hCorr[i] = s.correlationId();
             hBody[i] = s.body();
-            indexOfMessage.put(messageId, i);
             outcomes.put(s.key(), new Accepted(messageId, s.chatId(), seq, sentAtText, false));
-            for (String recipient : members.get(s.chatId())) {
-                if (!recipient.equals(s.senderId())) {
-                    oRecipient.add(recipient);
-                    oChat.add(s.chatId());
-                    oSeq.add(seq);
-                    oMsg.add(messageId);
-                    oSender.add(s.senderId());
-                    oCorr.add(s.correlationId());
-                    oBody.add(s.body());
+            List<String> recipients = new ArrayList<>(members.get(s.chatId()).size());
+            for (String member : members.get(s.chatId())) {
+                if (!member.equals(s.senderId())) {
+                    recipients.add(member);
                 }
             }
+            created.add(new CommitParticipant.NewMessage(s.chatId(), seq, messageId, s.senderId(), s.correlationId(),
+                    s.body(), recipients));
         }
 
-        List<OutboxRow> rows = new ArrayList<>(oRecipient.size());
         int[] claimed = new int[1];
-        Statements.run(jdbc, WRITES, List.of(
-                rs -> {
-                    String chat = rs.getString(1);
-                    if (rs.getLong(2) != lastSeq.get(chat) + perChat.get(chat)) {
-                        throw new InvariantBroken("seq of chat " + chat + " moved under its lock");
-                    }
-                },
-                rs -> {
-                    int i = indexOfMessage.get(rs.getString(3));
-                    rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), hChat[i], hSeq[i], hMsg[i], hSender[i],
-                            hCorr[i], hBody[i], sentAtText, 0, 0));
-                },
-                rs -> claimed[0]++),
-                perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray(),
-                sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody,
-                sentAt, firstDue.toMillis(), oRecipient.toArray(String[]::new), oChat.toArray(String[]::new),
-                oSeq.stream().mapToLong(Long::longValue).toArray(), oMsg.toArray(String[]::new),
-                oSender.toArray(String[]::new), oCorr.toArray(String[]::new), oBody.toArray(String[]::new),
-                sentAt, hSender, hCorr, hChat, hSeq, hMsg, window.toMillis());
+        List<Statement> writes = new ArrayList<>();
+        writes.add(Statement.of(RESERVE_SEQS, rs -> {
+            String chat = rs.getString(1);
+            if (rs.getLong(2) != lastSeq.get(chat) + perChat.get(chat)) {
+                throw new InvariantBroken("seq of chat " + chat + " moved under its lock");
+            }
+        }, perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray()));
+        writes.add(Statement.of(INSERT_HISTORY, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody));
+        writes.add(Statement.of(CLAIM_KEYS, rs -> claimed[0]++, sentAt, hSender, hCorr, hChat, hSeq, hMsg, window.toMillis()));
+        // after the history rows (I1), in the same round trip
+        CommitParticipant.Batch batch = new CommitParticipant.Batch(List.copyOf(created), now);
+        List<CommitParticipant.Contribution> contributions = new ArrayList<>(participants.size());
+        for (CommitParticipant p : participants) {
+            CommitParticipant.Contribution c = p.contribute(batch);
+            if (c != null) {
+                contributions.add(c);
+                writes.addAll(c.statements());
+            }
+        }
+        Statements.run(jdbc, writes);
         if (claimed[0] != n) {
             throw new KeyTaken();
         }
-        return new Result(outcomes, rows);
+        return new Result(outcomes, contributions, 0);
     }
 
     int purgeKeysOlderThan(Instant cutoff, int chunk) {

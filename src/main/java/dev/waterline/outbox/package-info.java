@@ -1,6 +1,9 @@
 /**
- * The delivery buffer's storage: the PostgreSQL {@code outbox} table, read only in id order
- * (claims for the poller, the depth sampler), so that a log could serve every query. Rows are
- * written by {@code ingest} in the message's own transaction. Calls {@code metrics}.
+ * The delivery buffer: the {@link dev.waterline.outbox.OutboxStore} port (append inside the group
+ * commit, claim due rows, retire, reclaim below a line, scan for an index rebuild), the row type
+ * every delivery path shares ({@link dev.waterline.outbox.OutboxRow}), and the depth and age
+ * gauges. {@code outbox.postgres} is the adapter: the {@code outbox} table, read only in id
+ * order, so that a log could serve every query. Calls {@code sql}, {@code lifecycle} and
+ * {@code metrics}.
  */
 package dev.waterline.outbox;

@@ -3,7 +3,7 @@
  * for the idle timeout, 4000), overload (more pending deliveries than max-pending, 4008) and
  * attempts (a delivery re-sent more than max-delivery-attempts times, 4008; decided by the
  * poller). A withdrawal removes the client's pending set, count and pin and closes that one
- * socket: never an ack, never a touch of history. Calls {@code session}, {@code watermark} and
- * {@code metrics}.
+ * socket: never an ack, never a touch of history. Calls {@code session}, {@code watermark},
+ * {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.reaper;

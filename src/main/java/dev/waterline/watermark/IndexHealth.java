@@ -26,12 +26,13 @@ public class IndexHealth {
         return trustedMarker;
     }
 
-    synchronized long suspicions() {
+    /** How many suspicions arose so far: a rebuild started after reading this trusts only if none arose meanwhile. */
+    public synchronized long suspicions() {
         return suspicions;
     }
 
     /** Trusts the index under {@code marker}, unless a suspicion arose since {@code seen}. */
-    synchronized boolean trust(long marker, long seen) {
+    public synchronized boolean trust(long marker, long seen) {
         if (suspicions != seen) {
             return false;
         }

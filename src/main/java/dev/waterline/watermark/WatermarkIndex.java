@@ -24,9 +24,9 @@ import org.springframework.stereotype.Component;
 @Component
 public class WatermarkIndex {
 
-    static final String PINS = "wl:pins";
-    static final String COUNTS = "wl:cnt";
-    static final String MARKER = "wl:marker";
+    public static final String PINS = "wl:pins";
+    public static final String COUNTS = "wl:cnt";
+    public static final String MARKER = "wl:marker";
 
     // Loaded once as text: a resource-backed script would stat its file on every call. Scripts
     // that change a user's ids get the shared repin function in front of them.
@@ -60,15 +60,15 @@ public class WatermarkIndex {
         }
     }
 
-    static String sessionKey(String user) {
+    public static String sessionKey(String user) {
         return "wl:sess:" + user;
     }
 
-    static String pendingKey(String user) {
+    public static String pendingKey(String user) {
         return "wl:pend:" + user;
     }
 
-    static String owedKey(String user) {
+    public static String owedKey(String user) {
         return "wl:shed:" + user;
     }
 

@@ -1,10 +1,10 @@
 /**
- * The Redis index of live delivery ("Tetris") and the reclaim it drives: per connected client the
- * sorted set of delivered-but-unacked delivery ids, its count, and the global sorted set of pins
- * (each client's lowest pending id) whose minimum is the safe-delete line; the GC loop that
- * deletes the outbox prefix below that line; and the rebuild of the index from the outbox when
- * Redis cannot prove it still holds what it was told (the marker). All index updates are the Lua
- * scripts under {@code resources/watermark/}, loaded once. Redis is an index, never the truth.
- * Calls {@code outbox}, {@code session} and {@code metrics}.
+ * The Redis index of live delivery ("Tetris"): per connected client the sorted set of
+ * delivered-but-unacked delivery ids (and of ids owed to it), its count, and the global sorted set
+ * of pins (each client's lowest such id) whose minimum is the safe-delete line; the recording of
+ * acks ({@code ack} frames, {@link dev.waterline.watermark.AckRecorder}); and whether the index can
+ * be trusted to be whole ({@link dev.waterline.watermark.IndexHealth}). All index updates are the
+ * Lua scripts under {@code resources/watermark/}, loaded once. Redis is an index, never the truth.
+ * Calls {@code session}, {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.watermark;

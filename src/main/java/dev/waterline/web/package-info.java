@@ -1,6 +1,8 @@
 /**
  * REST plumbing shared by the capabilities that expose endpoints: the error body of
- * PROTOCOL.md ({@code {"error":code,"message":…}}), request-body validation helpers and the
- * registration of the authentication interceptor. Calls {@code auth}.
+ * PROTOCOL.md ({@code {"error":code,"message":…}}) for every failure, the interceptors in order
+ * (authentication, the REST rate, the input gate on parameters and path variables), the gate on
+ * JSON bodies, the body-size limit, bounded turns at PostgreSQL, the OpenAPI description and the
+ * home page. Calls {@code auth}, {@code input}, {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.web;

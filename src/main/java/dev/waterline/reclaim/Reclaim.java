@@ -1,4 +1,4 @@
-package dev.waterline.watermark;
+package dev.waterline.reclaim;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,15 +6,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
-import dev.waterline.outbox.OutboxRepository;
+import dev.waterline.outbox.OutboxStore;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.IndexHealth;
+import dev.waterline.watermark.WatermarkIndex;
 import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -58,7 +59,7 @@ public class Reclaim implements SmartLifecycle {
     private final Duration outboxRetention;
     private final WatermarkIndex watermark;
     private final MarkerStore markers;
-    private final OutboxRepository outbox;
+    private final OutboxStore outbox;
     private final SessionRegistry sessions;
     private final WaterlineMetrics metrics;
     private final IndexHealth health;
@@ -66,12 +67,11 @@ public class Reclaim implements SmartLifecycle {
     private final Counter reclaimedByLine;
     private final Counter reclaimedByAge;
     private final Counter rebuilds;
-    private final AtomicLong floor = new AtomicLong();
     private volatile boolean running;
     private Thread thread;
 
     Reclaim(ReclaimProperties properties, @Value("${waterline.retention.outbox:26h}") Duration outboxRetention,
-            WatermarkIndex watermark, MarkerStore markers, OutboxRepository outbox, SessionRegistry sessions,
+            WatermarkIndex watermark, MarkerStore markers, OutboxStore outbox, SessionRegistry sessions,
             WaterlineMetrics metrics, IndexHealth health, Loops loops, Clock clock) {
         this.loops = loops;
         this.health = health;
@@ -86,11 +86,6 @@ public class Reclaim implements SmartLifecycle {
         this.reclaimedByLine = metrics.counter("waterline.outbox.reclaimed", "outbox rows deleted below the safe-delete line");
         this.reclaimedByAge = metrics.counter("waterline.outbox.reclaimed.backstop", "outbox rows deleted by the age backstop");
         this.rebuilds = metrics.counter("waterline.watermark.rebuilds", "rebuilds of the Redis index from the outbox");
-    }
-
-    /** No outbox row lies below this id: where the poller's scans may start. */
-    public long floor() {
-        return floor.get();
     }
 
     /** One GC pass. Returns rows deleted. */
@@ -120,27 +115,23 @@ public class Reclaim implements SmartLifecycle {
 
         long deleted = 0;
         for (int i = 0; i < properties.maxChunksPerPass(); i++) {
-            OutboxRepository.Deleted d = outbox.deletePrefix(line, properties.grace(), properties.chunk());
-            deleted += d.rows();
-            reclaimedByLine.increment(d.rows());
-            if (d.rows() < properties.chunk()) {
+            long rows = outbox.deleteBelow(line, properties.grace(), properties.chunk());
+            deleted += rows;
+            reclaimedByLine.increment(rows);
+            if (rows < properties.chunk()) {
                 break;
             }
         }
         for (int i = 0; i < properties.maxChunksPerPass(); i++) {
-            OutboxRepository.Deleted d = outbox.deleteOlderThan(clock.instant().minus(outboxRetention), properties.chunk());
-            deleted += d.rows();
-            reclaimedByAge.increment(d.rows());
-            if (d.rows() < properties.chunk()) {
+            long rows = outbox.deleteOlderThan(clock.instant().minus(outboxRetention), properties.chunk());
+            deleted += rows;
+            reclaimedByAge.increment(rows);
+            if (rows < properties.chunk()) {
                 break;
             }
         }
         if (deleted > 0) {
-            // The oldest row left, not the highest id deleted: a young row may sit below that. A row
-            // not yet committed could still appear below it only from a transaction open longer
-            // than the grace; ingest's last milliseconds, and such a row would only miss its
-            // poller re-sends (it is in history, and pinned if its recipient is connected).
-            floor.set(outbox.lowest());
+            outbox.refreshFloor();
         }
         return deleted;
     }
@@ -160,7 +151,7 @@ public class Reclaim implements SmartLifecycle {
         long next = expected + 1;
         long sentinel = -next;
         watermark.marker(sentinel);
-        OutboxRepository.InDelivery scan = outbox.inDelivery(user -> sessions.get(user) != null);
+        OutboxStore.InDelivery scan = outbox.inDelivery(user -> sessions.get(user) != null);
         for (String user : watermark.pinnedUsers()) {
             sessions.underUserLock(user, () -> {
                 if (sessions.get(user) == null) {

@@ -1,4 +1,4 @@
-package dev.waterline.watermark;
+package dev.waterline.reclaim;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;

@@ -1,5 +1,6 @@
-package dev.waterline.ingest;
+package dev.waterline.sql;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import org.springframework.dao.DataRetrievalFailureException;
@@ -15,12 +16,34 @@ import org.springframework.jdbc.core.RowCallbackHandler;
  * answer after one wait. Each statement that returns rows hands them to the next handler, in
  * order; statements that return only a count (an INSERT without RETURNING) are skipped.
  */
-final class Statements {
+public final class Statements {
 
     private Statements() {
     }
 
-    static void run(JdbcTemplate jdbc, String sql, List<RowCallbackHandler> rowSets, Object... params) {
+    /**
+     * Runs {@code statements} in one round trip, in order, in the caller's transaction (if any):
+     * each one's text joined by {@code ;}, their binds in order, and each row set handed to its
+     * statement's handler.
+     */
+    public static void run(JdbcTemplate jdbc, List<Statement> statements) {
+        StringBuilder sql = new StringBuilder();
+        List<Object> binds = new ArrayList<>();
+        List<RowCallbackHandler> rowSets = new ArrayList<>();
+        for (Statement s : statements) {
+            if (!sql.isEmpty()) {
+                sql.append(";\n");
+            }
+            sql.append(s.sql().strip());
+            binds.addAll(s.binds());
+            if (s.rows() != null) {
+                rowSets.add(s.rows());
+            }
+        }
+        run(jdbc, sql.toString(), rowSets, binds.toArray());
+    }
+
+    public static void run(JdbcTemplate jdbc, String sql, List<RowCallbackHandler> rowSets, Object... params) {
         jdbc.execute(sql, (PreparedStatementCallback<Void>) ps -> {
             new ArgumentPreparedStatementSetter(params).setValues(ps);
             int next = 0;

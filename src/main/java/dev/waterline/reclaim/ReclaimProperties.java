@@ -1,4 +1,4 @@
-package dev.waterline.watermark;
+package dev.waterline.reclaim;
 
 import java.time.Duration;
 

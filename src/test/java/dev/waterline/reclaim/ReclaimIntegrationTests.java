@@ -1,12 +1,14 @@
-package dev.waterline.watermark;
+package dev.waterline.reclaim;
 
 import java.time.Clock;
 import java.time.Duration;
 
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.metrics.WaterlineMetrics;
-import dev.waterline.outbox.OutboxRepository;
+import dev.waterline.outbox.OutboxStore;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.IndexHealth;
+import dev.waterline.watermark.WatermarkIndex;
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -56,7 +58,7 @@ class ReclaimIntegrationTests {
     MarkerStore markers;
 
     @Autowired
-    OutboxRepository outbox;
+    OutboxStore outbox;
 
     @Autowired
     SessionRegistry sessions;

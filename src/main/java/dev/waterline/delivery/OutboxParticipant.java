@@ -1,0 +1,62 @@
+package dev.waterline.delivery;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.waterline.ingest.CommitParticipant;
+import dev.waterline.metrics.WaterlineMetrics;
+import dev.waterline.outbox.OutboxRow;
+import dev.waterline.outbox.OutboxStore;
+import dev.waterline.sql.Statement;
+import org.springframework.core.annotation.Order;
+import org.springframework.stereotype.Component;
+
+/**
+ * Delivery's part of the group commit: one outbox row per recipient of each new message, in the
+ * message's own transaction after its history row (I1), each first due for the poller one lease
+ * after it is written (the fast path's window). After commit the rows go to the fast path.
+ */
+@Component
+@Order(0)
+class OutboxParticipant implements CommitParticipant {
+
+    private final OutboxStore outbox;
+    private final FastPath fastPath;
+    private final DeliveryProperties properties;
+    private final WaterlineMetrics metrics;
+
+    OutboxParticipant(OutboxStore outbox, FastPath fastPath, DeliveryProperties properties, WaterlineMetrics metrics) {
+        this.outbox = outbox;
+        this.fastPath = fastPath;
+        this.properties = properties;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public Contribution contribute(Batch batch) {
+        List<OutboxStore.Delivery> deliveries = new ArrayList<>();
+        for (NewMessage m : batch.messages()) {
+            for (String recipient : m.recipients()) {
+                deliveries.add(new OutboxStore.Delivery(recipient, m.chatId(), m.seq(), m.messageId(), m.senderId(),
+                        m.correlationId(), m.body()));
+            }
+        }
+        if (deliveries.isEmpty()) {
+            return null;
+        }
+        OutboxStore.Append append = outbox.append(deliveries, batch.sentAt(), properties.lease());
+        return new Contribution() {
+            @Override
+            public List<Statement> statements() {
+                return List.of(append.statement());
+            }
+
+            @Override
+            public void committed(long committedAtMillis) {
+                List<OutboxRow> rows = append.rows(committedAtMillis);
+                metrics.outboxRows(rows.size());
+                fastPath.offer(rows);
+            }
+        };
+    }
+}

@@ -1,0 +1,46 @@
+package dev.waterline.ingest;
+
+import java.time.Instant;
+import java.util.List;
+
+import dev.waterline.sql.Statement;
+
+/**
+ * A capability that adds rows to the group commit's transaction for the messages it creates,
+ * without ingest knowing its tables: the outbox rows (delivery), later a stream's opening or one
+ * hook delivery per message. Its statements run in the same transaction as the history rows,
+ * after them, in the same round trip as ingest's own writes; so they commit, or roll back, with
+ * the messages (I1), and nothing the participant does is visible before {@code accepted} is owed.
+ *
+ * <p>Participants are asked once per transaction attempt: a batch that rolls back (and is tried
+ * again, or split) asks again, and a contribution of an attempt that rolled back is dropped.
+ */
+public interface CommitParticipant {
+
+    /** What this participant adds for {@code batch}; {@code null} when it adds nothing. */
+    Contribution contribute(Batch batch);
+
+    /** The new messages of one group commit (replays of an earlier send are not among them). */
+    record Batch(List<NewMessage> messages, Instant sentAt) {
+    }
+
+    /** One message about to be committed, with the members it goes to (the chat's members but its sender). */
+    record NewMessage(String chatId, long seq, String messageId, String senderId, String correlationId, String body,
+                      List<String> recipients) {
+    }
+
+    /** A participant's part of one transaction. */
+    interface Contribution {
+
+        /** Statements for the batch's transaction; each with a row handler if it returns rows. */
+        List<Statement> statements();
+
+        /**
+         * The transaction committed, {@code committedAtMillis} (epoch ms) as its commit returned:
+         * hand on what the statements made. Runs on the group-commit writer after the senders were
+         * answered; it must not wait for long, and what it throws is logged and counted, not retried
+         * (the rows are committed).
+         */
+        void committed(long committedAtMillis);
+    }
+}

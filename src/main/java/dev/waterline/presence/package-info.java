@@ -1,0 +1,7 @@
+/**
+ * Who is connected where across the nodes of one deployment: the
+ * {@link dev.waterline.presence.Presence} port (a user's node and connection epoch, node liveness,
+ * and the hand-offs to another node: deliveries, frames, a close). {@code presence.local} is the
+ * single-node mode; {@code presence.redis} the cluster. Calls {@code outbox}.
+ */
+package dev.waterline.presence;
