@@ -1,18 +1,39 @@
--- reassert.lua: a delivery path found Redis not naming a connection the registry holds as its
--- user's current one (Redis was down when it connected, or lost its data). Names it, and drops
--- what an earlier connection had pending or owed, but only if Redis still names someone else:
--- if the gateway or a rebuild has named it meanwhile, its fresh records are kept.
+-- reassert.lua: a delivery path found Redis not naming a connection this node holds as its
+-- user's current one. In the single-node mode only Redis can be wrong (it was down when the
+-- connection opened, or lost its data): the connection is named again, and what an earlier one
+-- had pending or owed is dropped. In the cluster Redis may be right: another node's newer
+-- connection is the epoch (this one is superseded), or this node was declared dead and its
+-- connections withdrawn. Then nothing is changed and the caller closes its connection; only a
+-- user that no connection holds, on a node that is alive, is named again.
 --
--- KEYS[1] wl:sess:<user>   KEYS[2] wl:pend:<user>   KEYS[3] wl:shed:<user>
--- KEYS[4] wl:cnt           KEYS[5] wl:pins
+-- KEYS[1] wl:sess:{user}   KEYS[2] wl:pend:{user}   KEYS[3] wl:shed:{user}   KEYS[4] wl:node:{user}
+-- KEYS[5] wl:cnt           KEYS[6] wl:pins          KEYS[7] wl:users:<node>  KEYS[8] wl:nodes
 -- ARGV[1] session id of the registered connection
 -- ARGV[2] user id
--- Returns 1 when it named the connection, 0 when Redis already did.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- ARGV[3] this node
+-- ARGV[4] '1' in the cluster, '0' in the single-node mode
+-- Returns 1 when it named the connection, 0 when Redis already did, -1 when the connection must
+-- close (cluster: superseded, or this node is not alive).
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then
   return 0
 end
+if ARGV[4] == '1' then
+  if current then
+    return -1
+  end
+  if not redis.call('ZSCORE', KEYS[8], ARGV[3]) then
+    return -1
+  end
+end
+local previousNode = redis.call('GET', KEYS[4])
+if previousNode and previousNode ~= ARGV[3] then
+  redis.call('SREM', 'wl:users:' .. previousNode, ARGV[2])
+end
 redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[4], ARGV[3])
+redis.call('SADD', KEYS[7], ARGV[2])
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HDEL', KEYS[4], ARGV[2])
-redis.call('ZREM', KEYS[5], ARGV[2])
+redis.call('HDEL', KEYS[5], ARGV[2])
+redis.call('ZREM', KEYS[6], ARGV[2])
 return 1

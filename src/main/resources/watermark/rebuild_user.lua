@@ -1,35 +1,51 @@
--- rebuild_user.lua: part of rebuilding the index from the outbox. Names a registered connection
--- as its user's epoch and makes its records agree with the outbox: every row of the user still
--- in delivery (up to the highest id the scan saw) is owed unless already pending, and any
--- pending or owed id up to that highest id that the scan did not find (its row was retired or
--- deleted meanwhile, e.g. left over from an older Redis state) is dropped. Ids above it were
--- recorded after the scan and stay. Conservative: a row that was acked before Redis lost it is
--- simply written and acked once more.
+-- rebuild_user.lua: part of a node's rebuild of its part of the index from the outbox. Names a
+-- connection the node holds as its user's epoch and makes its records agree with the outbox:
+-- every row of the user still in delivery (up to the highest id the scan saw) is owed unless
+-- already pending, and any pending or owed id up to that highest id that the scan did not find
+-- (its row was retired or deleted meanwhile, e.g. left over from an older Redis state) is
+-- dropped. Ids above it were recorded after the scan and stay. Conservative: a row that was acked
+-- before Redis lost it is simply written and acked once more. In the cluster, a connection that
+-- Redis says is superseded by another, or on a node that is not alive, is left alone and the
+-- caller closes it.
 --
--- KEYS[1] wl:sess:<user>   KEYS[2] wl:pend:<user>   KEYS[3] wl:shed:<user>
--- KEYS[4] wl:cnt           KEYS[5] wl:pins
--- ARGV[1] session id of the registered connection
+-- KEYS[1] wl:sess:{user}   KEYS[2] wl:pend:{user}   KEYS[3] wl:shed:{user}   KEYS[4] wl:node:{user}
+-- KEYS[5] wl:cnt           KEYS[6] wl:pins          KEYS[7] wl:users:<node>  KEYS[8] wl:nodes
+-- ARGV[1] session id of the connection
 -- ARGV[2] user id
--- ARGV[3] the highest outbox id the scan saw
--- ARGV[4..] the user's delivery ids the scan found in delivery
+-- ARGV[3] this node
+-- ARGV[4] '1' in the cluster, '0' in the single-node mode
+-- ARGV[5] the highest outbox id the scan saw
+-- ARGV[6..] the user's delivery ids the scan found in delivery
 -- (repin comes from _repin.lua, loaded in front of this script.)
--- Returns 1.
+-- Returns 1, or -1 when the connection must close (cluster: superseded, or this node not alive).
+if ARGV[4] == '1' then
+  local current = redis.call('GET', KEYS[1])
+  if (current and current ~= ARGV[1]) or not redis.call('ZSCORE', KEYS[8], ARGV[3]) then
+    return -1
+  end
+end
+local previousNode = redis.call('GET', KEYS[4])
+if previousNode and previousNode ~= ARGV[3] then
+  redis.call('SREM', 'wl:users:' .. previousNode, ARGV[2])
+end
 redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[4], ARGV[3])
+redis.call('SADD', KEYS[7], ARGV[2])
 local found = {}
-for i = 4, #ARGV do
+for i = 6, #ARGV do
   found[ARGV[i]] = true
 end
 for _, key in ipairs({KEYS[2], KEYS[3]}) do
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', ARGV[3])) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', ARGV[5])) do
     if not found[id] then
       redis.call('ZREM', key, id)
     end
   end
 end
-for i = 4, #ARGV do
+for i = 6, #ARGV do
   if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then
     redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i])
   end
 end
-repin(KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2])
+repin(KEYS[2], KEYS[3], KEYS[5], KEYS[6], ARGV[2])
 return 1

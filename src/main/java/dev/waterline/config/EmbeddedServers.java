@@ -77,6 +77,11 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
                 props.put("spring.datasource.url", hikari);
             }
         }
+        if (!needPostgres && !needRedis) {
+            // PostgreSQL and Redis are both external: other nodes may share them (PROTOCOL.md §8),
+            // unless the configuration says this node is the only one
+            props.put("waterline.cluster.enabled", true);
+        }
         if ((!needPostgres && !needRedis) || !env.getProperty("waterline.embedded.enabled", Boolean.class, true)) {
             if (!props.isEmpty()) {
                 env.getPropertySources().addLast(new MapPropertySource(PROPERTY_SOURCE, props));
@@ -300,6 +305,8 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
                     .setting("appendonly yes")
                     .setting("save \"\"")
                     .setting("daemonize no")
+                    // the tests give each application context a database of its own (16 are not enough)
+                    .setting("databases 64")
                     .onShutdownForceStop(true)
                     .build();
             redis.start();

@@ -14,6 +14,9 @@ import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
+import dev.waterline.presence.ClusterProperties;
+import dev.waterline.presence.Location;
+import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.WatermarkIndex;
@@ -21,7 +24,8 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
 /**
- * Pushes freshly committed rows to connected recipients.
+ * Pushes freshly committed rows to connected recipients: those connected here through its own
+ * workers, those connected to other nodes by handing the rows to those nodes.
  *
  * <p>Loop: {@code concurrency} virtual threads each take a row, drain up to 63 more, group them
  * by recipient, record them as pending in the watermark index (one script call for the whole
@@ -31,6 +35,16 @@ import org.springframework.stereotype.Component;
  * with the context: workers finish their current batch and exit; what is queued is left to the
  * poller of the next run, since it is all in the outbox. Every failure is logged and counted by
  * {@link Loops} ({@code fast_path}).
+ *
+ * <p>Across nodes (the cluster): rows whose recipients are not connected here go to a bounded
+ * routing queue, which one router loop ({@code route}) drains: it asks presence where those
+ * recipients are connected, records each row as owed to its recipient's connection there (one
+ * script call), and hands the rows to their nodes, which record and write them as their own fast
+ * path does. Owed before handed over: a hand-over that is lost (a node's inbox full, a publish
+ * that never arrived) leaves the row owed, and the poller delivers it when it falls due. When the
+ * routing queue is full the committing thread routes itself (back-pressure, never a silent drop);
+ * a Redis error in routing is a suspicion (the rows may be owed to no one: every node rebuilds,
+ * and nothing is retired meanwhile). The routing queue is drained before the fast path stops.
  */
 @Component
 public class FastPath implements SmartLifecycle {
@@ -38,6 +52,8 @@ public class FastPath implements SmartLifecycle {
     private static final int DRAIN = 64;
 
     static final String LOOP = "fast_path";
+    static final String ROUTE_LOOP = "route";
+    private static final int ROUTE_BATCH = 2048;
 
     private final DeliveryProperties properties;
     private final Loops loops;
@@ -45,13 +61,21 @@ public class FastPath implements SmartLifecycle {
     private final LiveIndex watermark;
     private final WaterlineMetrics metrics;
     private final BlockingQueue<OutboxRow> queue;
+    private final Presence presence;
+    private final BlockingQueue<OutboxRow> routing;
     private final Counter shed;
+    private final Counter routed;
     private final List<Thread> workers = new ArrayList<>();
     private volatile boolean running;
 
     FastPath(DeliveryProperties properties, SessionRegistry sessions, LiveIndex watermark, WaterlineMetrics metrics,
-             Loops loops) {
+             Loops loops, Presence presence, ClusterProperties cluster) {
         this.loops = loops;
+        this.presence = presence;
+        this.routing = new ArrayBlockingQueue<>(Math.max(1, cluster.routeQueueSize()));
+        metrics.gauge("waterline.route.queue.depth", "rows waiting to be handed to the nodes that hold their recipients", routing::size);
+        this.routed = metrics.counter("waterline.routed",
+                "rows handed to another node, which holds their recipient (recorded as owed first)");
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
@@ -70,6 +94,61 @@ public class FastPath implements SmartLifecycle {
      */
     public void offer(List<OutboxRow> rows) {
         Map<ClientSession, List<OutboxRow>> shedding = null;
+        List<OutboxRow> remote = null;
+        for (OutboxRow row : rows) {
+            ClientSession to = sessions.get(row.recipientId());
+            if (to == null) {
+                if (presence.clustered()) {
+                    if (remote == null) {
+                        remote = new ArrayList<>();
+                    }
+                    remote.add(row);
+                }
+                continue;
+            }
+            if (properties.fastPath() && queue.offer(row)) {
+                continue;
+            }
+            if (shedding == null) {
+                shedding = new LinkedHashMap<>();
+            }
+            shedding.computeIfAbsent(to, k -> new ArrayList<>()).add(row);
+        }
+        if (shedding != null) {
+            for (var e : shedding.entrySet()) {
+                shed.increment(e.getValue().size());
+                try {
+                    watermark.owe(e.getKey(), ids(e.getValue()));
+                }
+                catch (RuntimeException redisDown) {
+                    loops.failed(LOOP, redisDown);
+                    watermark.suspect();
+                }
+            }
+        }
+        if (remote != null) {
+            List<OutboxRow> overflow = null;
+            for (OutboxRow row : remote) {
+                if (!routing.offer(row)) {
+                    if (overflow == null) {
+                        overflow = new ArrayList<>();
+                    }
+                    overflow.add(row);
+                }
+            }
+            if (overflow != null) {
+                routeNow(overflow);
+            }
+        }
+    }
+
+    /**
+     * Rows handed over by another node (the fast path there found their recipients connected
+     * here): queued for the workers like rows committed here, or owed when the queue is full. A
+     * recipient no longer connected here is skipped: whoever holds it now resynced at connect.
+     */
+    void arrived(List<OutboxRow> rows) {
+        Map<ClientSession, List<OutboxRow>> shedding = null;
         for (OutboxRow row : rows) {
             ClientSession to = sessions.get(row.recipientId());
             if (to == null || (properties.fastPath() && queue.offer(row))) {
@@ -83,14 +162,64 @@ public class FastPath implements SmartLifecycle {
         if (shedding != null) {
             for (var e : shedding.entrySet()) {
                 shed.increment(e.getValue().size());
-                try {
-                    watermark.shed(e.getKey(), ids(e.getValue()));
-                }
-                catch (RuntimeException redisDown) {
-                    loops.failed(LOOP, redisDown);
-                    watermark.suspect();
+                watermark.owe(e.getKey(), ids(e.getValue()));
+            }
+        }
+    }
+
+    /** One step of the router: what is queued for other nodes, routed in one go. */
+    private void routeOne(List<OutboxRow> batch) throws InterruptedException {
+        try {
+            OutboxRow first = routing.poll(200, TimeUnit.MILLISECONDS);
+            if (first == null) {
+                return;
+            }
+            batch.add(first);
+            routing.drainTo(batch, ROUTE_BATCH - 1);
+            routeNow(batch);
+        }
+        finally {
+            batch.clear();
+        }
+    }
+
+    /**
+     * Where the recipients are connected, the rows owed to those connections, and handed to their
+     * nodes. A recipient connected nowhere (or here by now: it connected after the rows were
+     * committed, and resynced) gets nothing. On a Redis error the rows may be owed to no one: the
+     * failure is a suspicion, so every node rebuilds its part (marking them owed) before any poller
+     * retires a row.
+     */
+    private void routeNow(List<OutboxRow> rows) {
+        try {
+            Map<String, List<OutboxRow>> byUser = new LinkedHashMap<>();
+            for (OutboxRow r : rows) {
+                byUser.computeIfAbsent(r.recipientId(), k -> new ArrayList<>()).add(r);
+            }
+            Map<String, Location> where = presence.elsewhere(byUser.keySet());
+            if (where.isEmpty()) {
+                return;
+            }
+            List<Location> targets = new ArrayList<>(where.values());
+            List<WatermarkIndex.Group> groups = new ArrayList<>(targets.size());
+            for (Location l : targets) {
+                groups.add(WatermarkIndex.Group.remote(l.userId(), l.sessionId(), ids(byUser.get(l.userId()))));
+            }
+            long[] owed = watermark.oweAll(groups);
+            Map<String, List<OutboxRow>> byNode = new LinkedHashMap<>();
+            for (int i = 0; i < targets.size(); i++) {
+                if (owed[i] >= 0) {
+                    byNode.computeIfAbsent(targets.get(i).node(), k -> new ArrayList<>()).addAll(byUser.get(targets.get(i).userId()));
                 }
             }
+            for (var e : byNode.entrySet()) {
+                presence.deliver(e.getKey(), e.getValue(), false);
+                routed.increment(e.getValue().size());
+            }
+        }
+        catch (RuntimeException e) {
+            watermark.suspect();
+            loops.failed(ROUTE_LOOP, rows.size() + " rows for other nodes' clients may be owed to no one; every node rebuilds", e);
         }
     }
 
@@ -127,7 +256,7 @@ public class FastPath implements SmartLifecycle {
         }
         List<WatermarkIndex.Group> groups = new ArrayList<>(byRecipient.size());
         for (var e : byRecipient.entrySet()) {
-            groups.add(new WatermarkIndex.Group(e.getKey(), ids(e.getValue())));
+            groups.add(WatermarkIndex.Group.of(e.getKey(), ids(e.getValue())));
         }
         boolean[] recorded;
         try {
@@ -162,13 +291,23 @@ public class FastPath implements SmartLifecycle {
             List<OutboxRow> batch = new ArrayList<>(DRAIN);
             workers.add(loops.start(LOOP, "fast-path-" + i, () -> running, () -> workOne(batch)));
         }
+        if (presence.clustered()) {
+            List<OutboxRow> batch = new ArrayList<>(ROUTE_BATCH);
+            workers.add(loops.start(ROUTE_LOOP, "router", () -> running || !routing.isEmpty(), () -> routeOne(batch)));
+        }
     }
 
+    /** Workers finish their batch; the router first hands over what is queued for other nodes. */
     @Override
     public void stop() {
         running = false;
         Workers.stop(workers, Duration.ofSeconds(2));
         workers.clear();
+        List<OutboxRow> left = new ArrayList<>();
+        routing.drainTo(left);
+        if (!left.isEmpty()) {
+            routeNow(left);
+        }
     }
 
     @Override

@@ -2,18 +2,24 @@ package dev.waterline.delivery;
 
 import java.util.List;
 
+import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.IndexHealth;
+import dev.waterline.watermark.MarkerStore;
 import dev.waterline.watermark.WatermarkIndex;
 import org.springframework.stereotype.Component;
 
 /**
  * The delivery paths' access to the watermark index. It also heals the one way the index and the
- * registry can disagree: Redis not naming a connection the registry holds as current (Redis was
- * down when it connected, or lost its data since). Then the connection's epoch is re-asserted
- * under its user's lock (keeping whatever was recorded for it meanwhile), the delivery recorded
- * again, and the index distrusted until the next reclaim pass has rebuilt it from the outbox.
+ * registry can disagree: Redis not naming a connection the registry holds as current. In the
+ * single-node mode only Redis can be wrong (it was down when the connection opened, or lost its
+ * data since): the connection's epoch is re-asserted under its user's lock (keeping whatever was
+ * recorded for it meanwhile), the delivery recorded again, and the index distrusted until it has
+ * been rebuilt. In the cluster Redis may be right (another node's newer connection holds the
+ * user, or this node was declared dead and its connections withdrawn): then the connection is
+ * closed (4009) and its client reconnects and resyncs; only an epoch Redis lost altogether, on a
+ * node that is alive, is re-asserted.
  */
 @Component
 class LiveIndex {
@@ -21,11 +27,13 @@ class LiveIndex {
     private final WatermarkIndex watermark;
     private final SessionRegistry sessions;
     private final IndexHealth health;
+    private final Presence presence;
 
-    LiveIndex(WatermarkIndex watermark, SessionRegistry sessions, IndexHealth health) {
+    LiveIndex(WatermarkIndex watermark, SessionRegistry sessions, IndexHealth health, Presence presence) {
         this.watermark = watermark;
         this.sessions = sessions;
         this.health = health;
+        this.presence = presence;
     }
 
     /** Records ids as written to {@code to}; false when {@code to} is no longer current (nothing recorded). */
@@ -58,34 +66,56 @@ class LiveIndex {
     }
 
     /** Records ids as owed to {@code to}; false when {@code to} is no longer current (nothing recorded). */
-    boolean shed(ClientSession to, long[] ids) {
-        return watermark.shed(to, ids) || reasserted(to) && watermark.shed(to, ids);
+    boolean owe(ClientSession to, long[] ids) {
+        return watermark.owe(to, ids) || reasserted(to) && watermark.owe(to, ids);
+    }
+
+    /** Records rows as owed to connections on other nodes, one call: per group 1, or -1 where the connection is no longer the epoch. */
+    long[] oweAll(List<WatermarkIndex.Group> groups) {
+        return watermark.owe(groups);
     }
 
     private boolean reasserted(ClientSession to) {
         if (!sessions.isCurrent(to)) {
             return false;
         }
-        return sessions.underUserLock(to.userId(), () -> {
+        int r = sessions.underUserLock(to.userId(), () -> {
             if (!sessions.isCurrent(to)) {
-                return false;
+                return 0;
             }
-            if (watermark.reassert(to)) {
+            int named = watermark.reassert(to, presence.nodeId(), presence.clustered());
+            if (named == 1) {
                 // Redis had lost this epoch, so it may have lost more: rebuild before trusting it.
                 health.suspect();
             }
-            return true;
+            else if (named < 0) {
+                sessions.unregister(to);
+            }
+            return named;
         });
+        if (r < 0) {
+            to.close(4009, "superseded: this user's connection is held elsewhere");
+            return false;
+        }
+        return sessions.isCurrent(to);
     }
 
     /**
-     * Per id its status for {@code to} (see {@link WatermarkIndex#status}), or null when the
-     * index is not trusted to be whole right now or Redis does not name {@code to} as its user's
-     * epoch: then nothing may be concluded from a row's absence.
+     * Per id its status for the connection {@code sessionId} of {@code user} (see
+     * {@link WatermarkIndex#status}), under PostgreSQL's {@code marker}; or null when the index is
+     * not known to be whole right now (this node does not trust its part under the marker's
+     * generation, for a connection of its own; or, in the cluster, the leader has not lately
+     * found every node trusting it) or Redis does not name that connection as its user's epoch:
+     * then nothing may be concluded from a row's absence.
      */
-    int[] status(ClientSession to, long[] ids) {
-        long marker = health.trustedMarker();
-        return marker < 0 ? null : watermark.status(to, marker, ids);
+    int[] status(String user, String sessionId, boolean here, MarkerStore.Marker marker, long[] ids) {
+        if (here && health.trustedGeneration() != marker.generation()) {
+            return null;
+        }
+        if (!presence.clustered() && health.trustedGeneration() != marker.generation()) {
+            return null;
+        }
+        return watermark.status(user, sessionId, marker.token(), marker.generation(), presence.clustered(), ids);
     }
 
     /** Something may have gone unrecorded in Redis. */

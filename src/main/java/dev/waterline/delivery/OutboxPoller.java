@@ -19,7 +19,10 @@ import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
+import dev.waterline.watermark.MarkerStore;
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.presence.Location;
+import dev.waterline.presence.Presence;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -62,6 +65,8 @@ public class OutboxPoller implements SmartLifecycle {
     private final OutboxStore outbox;
     private final SessionRegistry sessions;
     private final LiveIndex watermark;
+    private final MarkerStore markers;
+    private final Presence presence;
     private final Withdrawals withdrawals;
     private final ReaperProperties reapers;
     private final WaterlineMetrics metrics;
@@ -70,9 +75,11 @@ public class OutboxPoller implements SmartLifecycle {
     private volatile boolean running;
 
     OutboxPoller(DeliveryProperties properties, OutboxStore outbox, SessionRegistry sessions,
-                 LiveIndex watermark, Withdrawals withdrawals, ReaperProperties reapers,
+                 LiveIndex watermark, MarkerStore markers, Presence presence, Withdrawals withdrawals, ReaperProperties reapers,
                  WaterlineMetrics metrics, Loops loops) {
         this.loops = loops;
+        this.markers = markers;
+        this.presence = presence;
         this.withdrawals = withdrawals;
         this.reapers = reapers;
         this.properties = properties;
@@ -94,21 +101,36 @@ public class OutboxPoller implements SmartLifecycle {
         if (rows.isEmpty()) {
             return 0;
         }
+        // PostgreSQL's marker, read now: a Redis that lost or rolled back data since no longer
+        // holds it, and then no row's absence from the index proves anything (status.lua)
+        MarkerStore.Marker marker = markers.read();
         Map<String, List<OutboxRow>> byRecipient = new LinkedHashMap<>();
         for (OutboxRow r : rows) {
             byRecipient.computeIfAbsent(r.recipientId(), k -> new ArrayList<>()).add(r);
         }
+        List<String> notHere = new ArrayList<>();
+        for (String user : byRecipient.keySet()) {
+            if (sessions.get(user) == null) {
+                notHere.add(user);
+            }
+        }
+        Map<String, Location> elsewhere = presence.clustered() ? presence.elsewhere(notHere) : Map.of();
         List<Long> retired = new ArrayList<>();
+        Map<String, List<OutboxRow>> forward = new LinkedHashMap<>();
         for (var e : byRecipient.entrySet()) {
             List<OutboxRow> mine = e.getValue();
             ClientSession to = sessions.get(e.getKey());
-            if (to == null) {
+            Location there = to == null ? elsewhere.get(e.getKey()) : null;
+            if (to == null && there == null) {
+                // connected nowhere: the client recovers from history on reconnect, and an
+                // offline recipient holds nothing down
                 mine.forEach(r -> retired.add(r.id()));
                 continue;
             }
-            int[] status = watermark.status(to, mine.stream().mapToLong(OutboxRow::id).toArray());
+            String sessionId = to != null ? to.sessionId() : there.sessionId();
+            int[] status = watermark.status(e.getKey(), sessionId, to != null, marker, mine.stream().mapToLong(OutboxRow::id).toArray());
             if (status == null) {
-                continue; // not trusted, or not this connection's epoch: the lease brings the rows back
+                continue; // not known to be whole, or not that connection's epoch: the lease brings the rows back
             }
             List<OutboxRow> owed = new ArrayList<>();
             List<OutboxRow> again = new ArrayList<>();
@@ -124,12 +146,24 @@ public class OutboxPoller implements SmartLifecycle {
                     default -> retired.add(row.id());
                 }
             }
+            String reason = "withdrawn: a delivery was re-sent " + reapers.maxDeliveryAttempts() + " times without an ack";
             if (overAttempts) {
-                withdrawals.withdraw(to, "attempts", 4008,
-                        "withdrawn: a delivery was re-sent " + reapers.maxDeliveryAttempts() + " times without an ack");
+                if (to != null) {
+                    withdrawals.withdraw(to, "attempts", 4008, reason);
+                }
+                else {
+                    withdrawals.withdrawElsewhere(there, "attempts", 4008, reason);
+                }
                 continue;
             }
             outbox.countResends(again.stream().mapToLong(OutboxRow::id).toArray());
+            if (to == null) {
+                // the node that holds the connection records and writes them (its poller's writers)
+                List<OutboxRow> there2 = forward.computeIfAbsent(there.node(), k -> new ArrayList<>());
+                there2.addAll(again);
+                there2.addAll(owed);
+                continue;
+            }
             List<OutboxRow> writes = new ArrayList<>(again);
             if (!owed.isEmpty() && watermark.deliver(to, owed.stream().mapToLong(OutboxRow::id).toArray())) {
                 writes.addAll(owed);
@@ -137,7 +171,33 @@ public class OutboxPoller implements SmartLifecycle {
             writes.forEach(row -> queue.offer(new Outbound(to, row)));
         }
         outbox.retire(retired.stream().mapToLong(Long::longValue).toArray());
+        forward.forEach((node, list) -> {
+            if (!list.isEmpty()) {
+                presence.deliver(node, list, true);
+            }
+        });
         return rows.size();
+    }
+
+    /**
+     * Rows another node's poller judged owed to, or pending for, a connection of this node: recorded
+     * as pending for it and written by this poller's writers (counted as poller deliveries). A
+     * recipient no longer connected here, or a connection no longer its user's epoch, gets nothing:
+     * whoever holds the user now resynced at connect.
+     */
+    void arrived(List<OutboxRow> rows) {
+        Map<ClientSession, List<OutboxRow>> byRecipient = new LinkedHashMap<>();
+        for (OutboxRow r : rows) {
+            ClientSession to = sessions.get(r.recipientId());
+            if (to != null) {
+                byRecipient.computeIfAbsent(to, k -> new ArrayList<>()).add(r);
+            }
+        }
+        for (var e : byRecipient.entrySet()) {
+            if (watermark.deliver(e.getKey(), e.getValue().stream().mapToLong(OutboxRow::id).toArray())) {
+                e.getValue().forEach(row -> queue.offer(new Outbound(e.getKey(), row)));
+            }
+        }
     }
 
     /**

@@ -360,7 +360,16 @@ final class Connection implements ClientSession {
         writable.set(false);
         outbound.clear();
         if (closeIssued.compareAndSet(false, true)) {
-            Thread.startVirtualThread(() -> closeNow(code, reason));
+            Thread.startVirtualThread(() -> writeClose(code, reason));
+        }
+    }
+
+    @Override
+    public void closeNow(int code, String reason) {
+        writable.set(false);
+        outbound.clear();
+        if (closeIssued.compareAndSet(false, true)) {
+            writeClose(code, reason);
         }
     }
 
@@ -385,7 +394,7 @@ final class Connection implements ClientSession {
         }
         writable.set(false);
         if (closeIssued.compareAndSet(false, true)) {
-            closeNow(code, reason);
+            writeClose(code, reason);
         }
     }
 
@@ -393,7 +402,7 @@ final class Connection implements ClientSession {
      * A close that fails finds the socket already closed or broken: the container then reports it
      * closed ({@code afterConnectionClosed}), which unregisters it.
      */
-    private void closeNow(int code, String reason) {
+    private void writeClose(int code, String reason) {
         try {
             outlet.close(new CloseStatus(code, reason));
         }

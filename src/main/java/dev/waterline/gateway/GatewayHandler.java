@@ -16,6 +16,8 @@ import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.lifecycle.ThrottledLog;
 import dev.waterline.metrics.WaterlineMetrics;
+import dev.waterline.presence.Location;
+import dev.waterline.presence.Presence;
 import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
 import dev.waterline.session.ClientSession;
@@ -68,14 +70,16 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
     private final Loops loops;
+    private final Presence presence;
     private volatile boolean running;
     private volatile boolean stopping;
     private Thread watchdog;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions,
                    List<FrameHandler> frameHandlers, WatermarkIndex watermark, IndexHealth health,
-                   Withdrawals withdrawals, WaterlineMetrics metrics, Loops loops) {
+                   Withdrawals withdrawals, WaterlineMetrics metrics, Loops loops, Presence presence) {
         this.loops = loops;
+        this.presence = presence;
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
@@ -125,15 +129,30 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             conn.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
             return;
         }
-        boolean[] late = {false};
+        String node = presence.nodeId();
+        boolean cluster = presence.clustered();
+        // 0: registered; 1: the server is stopping; 2: Redis could not register it (cluster)
+        int[] outcome = {0};
+        WatermarkIndex.Previous[] elsewhere = {null};
         // Registry and Redis epoch change together: two connections of one user racing here must
         // not leave Redis naming the evicted one while the registry names the survivor.
         ClientSession evicted = sessions.underUserLock(userId, () -> {
             ClientSession previous = sessions.register(conn);
             try {
-                watermark.connect(conn);
+                WatermarkIndex.Previous p = watermark.connect(conn, node);
+                if (p.node() != null && p.sessionId() != null && !p.node().equals(node)) {
+                    elsewhere[0] = p;
+                }
             }
             catch (RuntimeException e) {
+                if (cluster) {
+                    // Across nodes Redis is where one session per user is decided: without it
+                    // this connection could live beside the user's connection on another node.
+                    log.warn("could not register " + userId + "'s connection in Redis; closing it (1011): " + Failures.describe(e));
+                    sessions.unregister(conn);
+                    outcome[0] = 2;
+                    return previous;
+                }
                 log.warn("watermark index unavailable at connect of " + userId + " (delivery re-asserts it later): "
                         + Failures.describe(e));
                 health.suspect();
@@ -143,19 +162,33 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             if (stopping) {
                 sessions.unregister(conn);
                 health.suspect();   // Redis may name this connection now: rebuild before reclaiming
-                late[0] = true;
+                outcome[0] = 1;
             }
             return previous;
         });
-        if (late[0]) {
-            conn.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+        if (outcome[0] != 0) {
+            int code = outcome[0] == 1 ? CloseStatus.GOING_AWAY.getCode() : CloseStatus.SERVER_ERROR.getCode();
+            String reason = outcome[0] == 1 ? "server shutting down" : "the server could not register this connection; reconnect";
+            conn.close(code, reason);
             if (evicted != null) {
-                evicted.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
+                evicted.close(code, reason);
             }
             return;
         }
         if (evicted != null) {
-            evicted.close(4009, "superseded by a newer connection");
+            evicted.closeNow(4009, "superseded by a newer connection");
+        }
+        if (elsewhere[0] != null) {
+            // The user's older connection is on another node: it is closed there (4009) before
+            // this one is welcomed, or evict-timeout passes (a node that does not answer: its
+            // connection is no longer the epoch, and every delivery path refuses it).
+            Location older = new Location(userId, elsewhere[0].node(), elsewhere[0].sessionId());
+            try {
+                presence.close(older, 4009, "superseded by a newer connection").join();
+            }
+            catch (RuntimeException e) {
+                log.warn("could not ask node " + older.node() + " to close " + userId + "'s older connection: " + Failures.describe(e));
+            }
         }
         // Registered first, so that anything committed from now on is offered to this connection
         // live; frames that raced ahead of welcome wait in the connection until it is written.
@@ -192,8 +225,12 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                     if (stopping) {
                         // Shutting down: no Redis call per connection (with Redis slow, thousands
                         // would hold the stop for minutes). The index is distrusted instead, so
-                        // the next start (or resume) rebuilds it before anything is reclaimed.
-                        health.suspect();
+                        // the next start (or resume) rebuilds it before anything is reclaimed; in
+                        // the cluster this node's users leave live delivery in one sweep as the
+                        // node leaves (presence), and the other nodes need rebuild nothing.
+                        if (!presence.clustered()) {
+                            health.suspect();
+                        }
                         return null;
                     }
                     try {

@@ -53,6 +53,16 @@ public interface Presence {
     /** Nodes this node sees alive (itself included). */
     int liveNodes();
 
+    /**
+     * Declares dead every node whose heartbeat is older than {@code waterline.cluster.node-timeout},
+     * and withdraws its connections from live delivery (never an ack); returns how many nodes.
+     * The reclaim leader calls it every pass.
+     */
+    int sweepDeadNodes();
+
+    /** The live nodes that do not say they trust their part of the index under {@code generation} (this node's own word included). */
+    List<String> untrustedNodes(long generation);
+
     /** Where rows handed over by other nodes go on this one (the delivery capability registers it). */
     void onDeliveries(Deliveries deliveries);
 

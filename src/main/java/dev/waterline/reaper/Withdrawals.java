@@ -1,6 +1,8 @@
 package dev.waterline.reaper;
 
 import dev.waterline.metrics.WaterlineMetrics;
+import dev.waterline.presence.Location;
+import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.IndexHealth;
@@ -26,9 +28,12 @@ public class Withdrawals {
     private final WatermarkIndex watermark;
     private final WaterlineMetrics metrics;
     private final IndexHealth health;
+    private final Presence presence;
 
-    Withdrawals(SessionRegistry sessions, WatermarkIndex watermark, WaterlineMetrics metrics, IndexHealth health) {
+    Withdrawals(SessionRegistry sessions, WatermarkIndex watermark, WaterlineMetrics metrics, IndexHealth health,
+                Presence presence) {
         this.health = health;
+        this.presence = presence;
         this.sessions = sessions;
         this.watermark = watermark;
         this.metrics = metrics;
@@ -56,5 +61,20 @@ public class Withdrawals {
             s.close(closeCode, reason);
         }
         return withdrawn;
+    }
+
+    /**
+     * Withdraws a connection of another node (the poller here judged it): it leaves live delivery
+     * in Redis, if it is still its user's epoch, and its node is asked to close it. Returns whether
+     * it was the epoch. The close is best effort: a connection whose epoch is gone is refused by
+     * every delivery path, and its node closes it at its next delivery.
+     */
+    public boolean withdrawElsewhere(Location where, String reaper, int closeCode, String reason) {
+        if (!watermark.disconnect(where.userId(), where.sessionId())) {
+            return false;
+        }
+        metrics.withdrawals(reaper).increment();
+        presence.close(where, closeCode, reason);
+        return true;
     }
 }

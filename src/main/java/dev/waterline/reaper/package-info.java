@@ -4,6 +4,7 @@
  * attempts (a delivery re-sent more than max-delivery-attempts times, 4008; decided by the
  * poller). A withdrawal removes the client's pending set, count and pin and closes that one
  * socket: never an ack, never a touch of history. Calls {@code session}, {@code watermark},
+ * {@code presence} (a connection on another node),
  * {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.reaper;

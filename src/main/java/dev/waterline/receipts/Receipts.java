@@ -16,6 +16,7 @@ import dev.waterline.lifecycle.Isolation;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
+import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
@@ -28,7 +29,7 @@ import org.springframework.stereotype.Component;
  * <p>Loop (one loop of {@link Loops}): gather up to {@code batch-size} receipts within
  * {@code linger} ({@link Batches}), keep the highest seq per (chat, user), upsert them in one
  * transaction, then push a {@code read} frame to every other connected member of each chat whose
- * receipt moved. A receipt that does not raise the reader's {@code readSeq} is neither stored nor
+ * receipt moved (on another node, through presence). A receipt that does not raise the reader's {@code readSeq} is neither stored nor
  * pushed (a client repeating one receipt must not make every member's socket busy). A receipt for
  * a chat the sender is not a member of is answered {@code not_found}. On a database error the
  * batch's senders get {@code unavailable}; receipts are cumulative, so the next one repairs it.
@@ -44,6 +45,7 @@ public class Receipts implements SmartLifecycle {
     private final ReceiptProperties properties;
     private final ReceiptRepository repository;
     private final SessionRegistry sessions;
+    private final Presence presence;
     private final WaterlineMetrics metrics;
     private final Loops loops;
     private final BlockingQueue<ReadRequest> queue;
@@ -51,8 +53,9 @@ public class Receipts implements SmartLifecycle {
     private volatile boolean running;
     private Thread thread;
 
-    Receipts(ReceiptProperties properties, ReceiptRepository repository, SessionRegistry sessions,
+    Receipts(ReceiptProperties properties, ReceiptRepository repository, SessionRegistry sessions, Presence presence,
              WaterlineMetrics metrics, Loops loops) {
+        this.presence = presence;
         this.properties = properties;
         this.repository = repository;
         this.sessions = sessions;
@@ -115,6 +118,7 @@ public class Receipts implements SmartLifecycle {
         }
         try {
             Set<String> members = new HashSet<>();
+            Map<String, List<String>> elsewhere = new LinkedHashMap<>();   // member on another node → frames
             for (ReceiptRepository.Stored s : result.stored()) {
                 members.add(s.chatId() + '\u0000' + s.userId());
                 if (!s.raised()) {
@@ -122,11 +126,21 @@ public class Receipts implements SmartLifecycle {
                 }
                 String frame = Frames.read(s.chatId(), s.userId(), s.seq());
                 for (String member : result.members().getOrDefault(s.chatId(), List.of())) {
-                    ClientSession to = member.equals(s.userId()) ? null : sessions.get(member);
+                    if (member.equals(s.userId())) {
+                        continue;
+                    }
+                    ClientSession to = sessions.get(member);
                     if (to != null) {
                         to.send(frame);
                     }
+                    else if (presence.clustered()) {
+                        elsewhere.computeIfAbsent(member, k -> new ArrayList<>()).add(frame);
+                    }
                 }
+            }
+            if (!elsewhere.isEmpty()) {
+                presence.elsewhere(elsewhere.keySet()).forEach((member, where) -> elsewhere.get(member)
+                        .forEach(frame -> presence.send(where, frame)));
             }
             for (ReadRequest r : reads) {
                 if (!members.contains(r.chatId() + '\u0000' + r.from().userId())) {

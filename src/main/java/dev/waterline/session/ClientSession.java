@@ -64,4 +64,14 @@ public interface ClientSession {
 
     /** Closes the connection with a WebSocket close code. Idempotent. */
     void close(int code, String reason);
+
+    /**
+     * {@link #close} on the caller's thread: returns once the close frame has been handed to the
+     * socket (or the socket found broken), so that what the caller does next (welcome a newer
+     * connection of the same user) comes after it. Idempotent; a close already under way is not
+     * waited for.
+     */
+    default void closeNow(int code, String reason) {
+        close(code, reason);
+    }
 }

@@ -141,7 +141,7 @@ public class AckRecorder implements SmartLifecycle {
             bySession.computeIfAbsent(a.session(), k -> new ArrayList<>(1)).add(a.ids());
         }
         List<WatermarkIndex.Group> groups = new ArrayList<>(bySession.size());
-        bySession.forEach((session, parts) -> groups.add(new WatermarkIndex.Group(session, concat(parts))));
+        bySession.forEach((session, parts) -> groups.add(WatermarkIndex.Group.of(session, concat(parts))));
         int poisoned = Isolation.commit(groups, this::recordGroups, (g, e) -> loops.failed(LOOP, "the acks of "
                 + g.session().userId() + " failed their call alone and were dropped; their rows will be re-delivered", e));
         if (poisoned > 0) {

@@ -3,7 +3,9 @@ package dev.waterline.watermark;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +22,15 @@ import org.springframework.stereotype.Component;
 /**
  * Java face of the watermark scripts. Every call that acts for a connection names it: a script
  * run for a connection that is no longer its user's registered epoch changes nothing.
+ *
+ * <p>Redis keys: per user {@code wl:sess:{user}} (the epoch: a session id), {@code wl:node:{user}}
+ * (the node that holds it), {@code wl:pend:{user}} and {@code wl:shed:{user}} (pending and owed
+ * delivery ids), the user id a hash tag so that one user's keys share a Redis Cluster slot; and
+ * global {@code wl:cnt} (pending counts), {@code wl:pins} (the pins), {@code wl:marker},
+ * {@code wl:gen}, {@code wl:alltrusted}, {@code wl:rebuild}, {@code wl:nodes} and
+ * {@code wl:users:<node>} (each node's users). Every per-user script also touches
+ * {@code wl:cnt} and {@code wl:pins}: the line is one minimum over all users, so the index is one
+ * Redis (or, on Redis Cluster, would need one pin set per slot and the line as their minimum).
  */
 @Component
 public class WatermarkIndex {
@@ -27,23 +38,36 @@ public class WatermarkIndex {
     public static final String PINS = "wl:pins";
     public static final String COUNTS = "wl:cnt";
     public static final String MARKER = "wl:marker";
+    public static final String GENERATION = "wl:gen";
+    public static final String ALL_TRUSTED = "wl:alltrusted";
+    public static final String REBUILD = "wl:rebuild";
+    /** The live nodes and their last heartbeats (written by presence, read by the scripts that must know a node is alive). */
+    public static final String NODES = "wl:nodes";
 
     // Loaded once as text: a resource-backed script would stat its file on every call. Scripts
-    // that change a user's ids get the shared repin function in front of them.
+    // that change a user's ids get the shared repin function in front of them; scripts that reach
+    // users' keys by name, the key names.
     private static final String REPIN = lua("_repin");
+    private static final String KEYS = lua("_keys");
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> DELIVER = RedisScript.of(REPIN + lua("deliver"), List.class);
-    private static final RedisScript<Long> SHED = RedisScript.of(REPIN + lua("shed"), Long.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> OWE = RedisScript.of(REPIN + lua("owe"), List.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> STATUS = RedisScript.of(lua("status"), List.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> ACK = RedisScript.of(REPIN + lua("ack"), List.class);
-    private static final RedisScript<Long> CONNECT = RedisScript.of(lua("connect"), Long.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> CONNECT = RedisScript.of(lua("connect"), List.class);
     private static final RedisScript<Long> DISCONNECT = RedisScript.of(lua("disconnect"), Long.class);
     private static final RedisScript<Long> REBUILD_USER = RedisScript.of(REPIN + lua("rebuild_user"), Long.class);
     private static final RedisScript<Long> FORGET_USER = RedisScript.of(lua("forget_user"), Long.class);
     private static final RedisScript<Long> REASSERT = RedisScript.of(lua("reassert"), Long.class);
     private static final RedisScript<Long> ROTATE_MARKER = RedisScript.of(lua("rotate_marker"), Long.class);
+    private static final RedisScript<Long> SET_GENERATION = RedisScript.of(lua("set_generation"), Long.class);
+    private static final RedisScript<Long> WITHDRAW_NODE = RedisScript.of(KEYS + lua("withdraw_node"), Long.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> FORGET_ORPHANS = RedisScript.of(KEYS + lua("forget_orphans"), List.class);
 
     private final StringRedisTemplate redis;
 
@@ -61,48 +85,76 @@ public class WatermarkIndex {
     }
 
     public static String sessionKey(String user) {
-        return "wl:sess:" + user;
+        return "wl:sess:{" + user + "}";
     }
 
     public static String pendingKey(String user) {
-        return "wl:pend:" + user;
+        return "wl:pend:{" + user + "}";
     }
 
     public static String owedKey(String user) {
-        return "wl:shed:" + user;
+        return "wl:shed:{" + user + "}";
     }
 
+    public static String nodeKey(String user) {
+        return "wl:node:{" + user + "}";
+    }
+
+    public static String nodeUsersKey(String node) {
+        return "wl:users:" + node;
+    }
+
+    /** sess, pend, shed, node, cnt, pins: the keys of every script about one user. */
     private static List<String> keys(String user) {
-        return List.of(sessionKey(user), pendingKey(user), owedKey(user), COUNTS, PINS);
+        return List.of(sessionKey(user), pendingKey(user), owedKey(user), nodeKey(user), COUNTS, PINS);
     }
 
-    private static Object[] args(String first, String second, long[] ids) {
-        List<String> args = new ArrayList<>(ids.length + 2);
-        if (first != null) {
-            args.add(first);
-        }
-        if (second != null) {
-            args.add(second);
-        }
-        for (long id : ids) {
-            args.add(Long.toString(id));
-        }
-        return args.toArray();
+    /** {@link #keys} and the node's set of users and the live nodes. */
+    private static List<String> keys(String user, String node) {
+        return List.of(sessionKey(user), pendingKey(user), owedKey(user), nodeKey(user), COUNTS, PINS, nodeUsersKey(node), NODES);
     }
 
-    /** Makes {@code s} its user's epoch, dropping whatever an earlier connection had pending. */
-    public void connect(ClientSession s) {
-        redis.execute(CONNECT, keys(s.userId()), s.sessionId(), s.userId());
+    /** Where a user's earlier epoch was when a new one took its place ({@code null} fields: there was none). */
+    public record Previous(String sessionId, String node) {
+    }
+
+    /**
+     * Makes {@code s}, on {@code node}, its user's epoch, dropping whatever an earlier connection
+     * had pending; returns where the earlier epoch was, so that it can be closed there.
+     */
+    public Previous connect(ClientSession s, String node) {
+        List<?> r = redis.execute(CONNECT, keys(s.userId(), node).subList(0, 7), s.sessionId(), s.userId(), node);
+        if (r == null || r.size() != 2) {
+            throw new IllegalStateException("connect.lua answered " + r);
+        }
+        String session = String.valueOf(r.get(0));
+        String previousNode = String.valueOf(r.get(1));
+        return new Previous(session.isEmpty() ? null : session, previousNode.isEmpty() ? null : previousNode);
     }
 
     /** Removes {@code s} from live delivery if it is still its user's epoch; true when it was. Never an ack. */
     public boolean disconnect(ClientSession s) {
-        Long r = redis.execute(DISCONNECT, keys(s.userId()), s.sessionId(), s.userId());
+        return disconnect(s.userId(), s.sessionId());
+    }
+
+    /** {@link #disconnect(ClientSession)} by user and session id (the connection may be on another node). */
+    public boolean disconnect(String user, String sessionId) {
+        Long r = redis.execute(DISCONNECT, keys(user), sessionId, user);
         return r != null && r == 1L;
     }
 
     /** Delivery ids for one connection, as one group of a batched script call. */
-    public record Group(ClientSession session, long[] ids) {
+    public record Group(String userId, String sessionId, long[] ids, ClientSession session) {
+
+        /** A group for a connection of this node. */
+        public static Group of(ClientSession session, long[] ids) {
+            return new Group(session.userId(), session.sessionId(), ids, session);
+        }
+
+        /** A group for a connection on another node, known by user and session id only. */
+        public static Group remote(String userId, String sessionId, long[] ids) {
+            return new Group(userId, sessionId, ids, null);
+        }
     }
 
     /**
@@ -110,7 +162,7 @@ public class WatermarkIndex {
      * pending ids, or -1 when {@code s} is no longer its user's epoch (nothing was recorded).
      */
     public long deliver(ClientSession s, long[] ids) {
-        return deliver(List.of(new Group(s, ids)))[0];
+        return deliver(List.of(Group.of(s, ids)))[0];
     }
 
     /**
@@ -131,11 +183,11 @@ public class WatermarkIndex {
         keys.add(PINS);
         List<String> args = new ArrayList<>(groups.size() * 4);
         for (Group g : groups) {
-            String user = g.session().userId();
+            String user = g.userId();
             keys.add(sessionKey(user));
             keys.add(pendingKey(user));
             keys.add(owedKey(user));
-            args.add(g.session().sessionId());
+            args.add(g.sessionId());
             args.add(user);
             args.add(Integer.toString(g.ids().length));
             for (long id : g.ids()) {
@@ -153,22 +205,28 @@ public class WatermarkIndex {
     }
 
     /**
-     * Records {@code ids} as owed to {@code s} without writing them (shed by the fast path): they
-     * hold the line down but do not count against max-pending. False when {@code s} is no longer
-     * its user's epoch.
+     * Records {@code ids} as owed to {@code s} without writing them (shed by the fast path, or about
+     * to be handed to the node that holds {@code s}): they hold the line down but do not count
+     * against max-pending. False when {@code s} is no longer its user's epoch.
      */
-    public boolean shed(ClientSession s, long[] ids) {
-        Long r = redis.execute(SHED, keys(s.userId()), args(s.sessionId(), s.userId(), ids));
-        return r != null && r >= 0;
+    public boolean owe(ClientSession s, long[] ids) {
+        return owe(List.of(Group.of(s, ids)))[0] >= 0;
+    }
+
+    /** {@link #owe(ClientSession, long[])} for many connections in one call: per group 1, or -1 for a connection no longer the epoch. */
+    public long[] owe(List<Group> groups) {
+        return grouped(OWE, groups);
     }
 
     /**
-     * Names {@code s} as its user's epoch only if Redis names another connection (or none);
-     * returns whether it did. Records made for {@code s} meanwhile are kept.
+     * Names {@code s} as its user's epoch on {@code node} when Redis names no connection, or (the
+     * single-node mode only) another one. Returns 1 when it did, 0 when Redis already named it, -1
+     * when the connection must close instead (cluster: superseded, or this node is not alive).
+     * Records made for {@code s} meanwhile are kept.
      */
-    public boolean reassert(ClientSession s) {
-        Long r = redis.execute(REASSERT, keys(s.userId()), s.sessionId(), s.userId());
-        return r != null && r == 1L;
+    public int reassert(ClientSession s, String node, boolean cluster) {
+        Long r = redis.execute(REASSERT, keys(s.userId(), node), s.sessionId(), s.userId(), node, cluster ? "1" : "0");
+        return r == null ? -1 : r.intValue();
     }
 
     /** Where a row stands for a connection: {@link #PENDING}, {@link #OWED} or {@link #NEITHER}. */
@@ -177,12 +235,22 @@ public class WatermarkIndex {
     public static final int PENDING = 2;
 
     /**
-     * Per id its status for {@code s}, judged under {@code marker}; null when {@code s} is no
-     * longer its user's epoch or Redis no longer holds that marker (the index may not be whole).
+     * Per id its status for {@code s}, judged under PostgreSQL's marker {@code token} and the
+     * {@code generation} the caller trusts (and, in the cluster, the leader's word that every node
+     * trusts it); null when {@code s} is no longer its user's epoch or the index is not known to
+     * be whole.
      */
-    public int[] status(ClientSession s, long marker, long[] ids) {
-        List<?> out = redis.execute(STATUS, List.of(sessionKey(s.userId()), pendingKey(s.userId()), owedKey(s.userId()), MARKER),
-                args(s.sessionId(), Long.toString(marker), ids));
+    public int[] status(String user, String sessionId, long token, long generation, boolean cluster, long[] ids) {
+        List<String> args = new ArrayList<>(ids.length + 4);
+        args.add(sessionId);
+        args.add(Long.toString(token));
+        args.add(Long.toString(generation));
+        args.add(cluster ? "1" : "0");
+        for (long id : ids) {
+            args.add(Long.toString(id));
+        }
+        List<?> out = redis.execute(STATUS, List.of(sessionKey(user), pendingKey(user), owedKey(user), MARKER, GENERATION, ALL_TRUSTED),
+                args.toArray());
         if (out == null || out.isEmpty() || ((Number) out.get(0)).intValue() < 0) {
             return null;
         }
@@ -198,7 +266,7 @@ public class WatermarkIndex {
         if (ids.length == 0) {
             return 0;
         }
-        return (int) ack(List.of(new Group(s, ids)))[0];
+        return (int) ack(List.of(Group.of(s, ids)))[0];
     }
 
     /** Acks for many connections in one script call: per group, in order, how many were pending. */
@@ -207,23 +275,85 @@ public class WatermarkIndex {
     }
 
     /**
-     * Rebuild: names {@code s} as its user's epoch, records {@code ids} as owed to it, and drops
-     * pending or owed ids up to {@code scannedUpTo} that are not among them.
+     * Rebuild: names {@code s} as its user's epoch on {@code node}, records {@code ids} as owed to
+     * it, and drops pending or owed ids up to {@code scannedUpTo} that are not among them. False when
+     * the connection must close instead (cluster: superseded, or this node is not alive).
      */
-    public void rebuildUser(ClientSession s, long scannedUpTo, long[] ids) {
-        List<String> args = new ArrayList<>(ids.length + 3);
+    public boolean rebuildUser(ClientSession s, String node, boolean cluster, long scannedUpTo, long[] ids) {
+        List<String> args = new ArrayList<>(ids.length + 5);
         args.add(s.sessionId());
         args.add(s.userId());
+        args.add(node);
+        args.add(cluster ? "1" : "0");
         args.add(Long.toString(scannedUpTo));
         for (long id : ids) {
             args.add(Long.toString(id));
         }
-        redis.execute(REBUILD_USER, keys(s.userId()), args.toArray());
+        Long r = redis.execute(REBUILD_USER, keys(s.userId(), node), args.toArray());
+        return r != null && r == 1L;
     }
 
-    /** Rebuild: removes a user with no connection here from live delivery. */
-    public void forgetUser(String user) {
-        redis.execute(FORGET_USER, keys(user), user);
+    /**
+     * Rebuild: removes a user with no connection on the rebuilding node from live delivery, if
+     * Redis places its epoch on {@code node} ({@code null}: wherever it is, the single-node mode).
+     */
+    public void forgetUser(String user, String node) {
+        redis.execute(FORGET_USER, keys(user), user, node == null ? "" : node);
+    }
+
+    /**
+     * Withdraws up to {@code max} of the users whose epoch is on {@code node} (it left or died);
+     * returns how many it took from the node's set (0: none left).
+     */
+    public long withdrawNode(String node, int max) {
+        Long r = redis.execute(WITHDRAW_NODE, List.of(nodeUsersKey(node), COUNTS, PINS), node, Integer.toString(max));
+        return r == null ? 0 : r;
+    }
+
+    /**
+     * After a new generation: removes every pinned user whose epoch is on no node alive within
+     * {@code nodeTimeout}; returns how many.
+     */
+    public long forgetOrphans(Duration nodeTimeout) {
+        long removed = 0;
+        long from = 0;
+        while (true) {
+            List<?> r = redis.execute(FORGET_ORPHANS, List.of(PINS, NODES, COUNTS), Long.toString(from), "500",
+                    Long.toString(nodeTimeout.toMillis()));
+            if (r == null || r.size() != 2) {
+                throw new IllegalStateException("forget_orphans.lua answered " + r);
+            }
+            long page = ((Number) r.get(0)).longValue();
+            long gone = ((Number) r.get(1)).longValue();
+            removed += gone;
+            if (page < 500) {
+                return removed;
+            }
+            from += page - gone;
+        }
+    }
+
+    /** Where each of {@code users} has its epoch: user → {node, session id}, for users Redis names both of. */
+    public Map<String, String[]> locate(Collection<String> users) {
+        List<String> keys = new ArrayList<>(users.size() * 2);
+        for (String u : users) {
+            keys.add(nodeKey(u));
+            keys.add(sessionKey(u));
+        }
+        List<String> values = redis.opsForValue().multiGet(keys);
+        Map<String, String[]> out = new HashMap<>();
+        if (values == null) {
+            return out;
+        }
+        int i = 0;
+        for (String u : users) {
+            String node = values.get(i++);
+            String session = values.get(i++);
+            if (node != null && session != null) {
+                out.put(u, new String[] {node, session});
+            }
+        }
+        return out;
     }
 
     /** The lowest pin over every user in live delivery, if any user holds one. */
@@ -255,13 +385,40 @@ public class WatermarkIndex {
         return v == null ? null : Long.parseLong(v);
     }
 
-    public void marker(long token) {
-        redis.opsForValue().set(MARKER, Long.toString(token));
+    /** The generation Redis holds, or null when it holds none. */
+    public Long generation() {
+        String v = redis.opsForValue().get(GENERATION);
+        return v == null ? null : Long.parseLong(v);
     }
 
     /** Moves the marker from {@code expected} to {@code next}; false when Redis held something else. */
     public boolean rotateMarker(long expected, long next) {
         Long r = redis.execute(ROTATE_MARKER, List.of(MARKER), Long.toString(expected), Long.toString(next));
         return r != null && r == 1L;
+    }
+
+    /** A new generation (after PostgreSQL has it): marker and generation set, the leader's word and any request for it dropped. */
+    public void newGeneration(long token, long generation) {
+        redis.execute(SET_GENERATION, List.of(MARKER, GENERATION, ALL_TRUSTED, REBUILD), Long.toString(token), Long.toString(generation));
+    }
+
+    /** A node asks the leader for a new generation (it may have missed a write). */
+    public void requestNewGeneration(String node) {
+        redis.opsForValue().set(REBUILD, node);
+    }
+
+    /** Whether some node has asked for a new generation. */
+    public boolean newGenerationRequested() {
+        return Boolean.TRUE.equals(redis.hasKey(REBUILD));
+    }
+
+    /** The leader's word, for {@code ttl}, that every live node trusts the index under {@code generation}. */
+    public void allTrusted(long generation, Duration ttl) {
+        redis.opsForValue().set(ALL_TRUSTED, Long.toString(generation), ttl);
+    }
+
+    /** The leader takes its word back: some node does not trust the index. */
+    public void notAllTrusted() {
+        redis.delete(ALL_TRUSTED);
     }
 }

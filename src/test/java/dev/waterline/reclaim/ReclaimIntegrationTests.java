@@ -7,7 +7,10 @@ import dev.waterline.lifecycle.Loops;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxStore;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.presence.ClusterProperties;
+import dev.waterline.presence.Presence;
 import dev.waterline.watermark.IndexHealth;
+import dev.waterline.watermark.MarkerStore;
 import dev.waterline.watermark.WatermarkIndex;
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
@@ -56,6 +59,15 @@ class ReclaimIntegrationTests {
 
     @Autowired
     MarkerStore markers;
+
+    @Autowired
+    Presence presence;
+
+    @Autowired
+    ClusterProperties cluster;
+
+    @Autowired
+    Leadership leadership;
 
     @Autowired
     OutboxStore outbox;
@@ -154,7 +166,7 @@ class ReclaimIntegrationTests {
 
             assertThat(reclaim.pass()).as("a pass that finds no marker deletes nothing").isZero();
             assertThat(exists(unacked)).isTrue();
-            assertThat(index.status(sessions.get("gc-flush-bob"), index.marker(), new long[] {unacked})).containsExactly(WatermarkIndex.OWED);
+            assertThat(statusOf("gc-flush-bob", unacked)).containsExactly(WatermarkIndex.OWED);
 
             reclaim.pass();
             assertThat(exists(unacked)).as("the rebuilt pin holds the line").isTrue();
@@ -180,7 +192,7 @@ class ReclaimIntegrationTests {
             assertThat(reclaim.pass()).isZero();
             assertThat(exists(unacked)).isTrue();
             assertThat(index.lowestPin().getAsLong()).isLessThanOrEqualTo(unacked);
-            assertThat(index.marker()).isEqualTo(markers.token());
+            assertThat(index.marker()).isEqualTo(markers.read().token());
         }
     }
 
@@ -196,11 +208,12 @@ class ReclaimIntegrationTests {
             redis.opsForZSet().remove(WatermarkIndex.PINS, "gc-start-bob");
             age(unacked);
             Reclaim restarted = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
-                    Duration.ofHours(26), index, markers, outbox, sessions, metrics, new IndexHealth(), loops, Clock.systemUTC());
+                    Duration.ofHours(26), index, markers, outbox, sessions, presence, cluster, leadership, metrics, new IndexHealth(), loops,
+                    Clock.systemUTC());
 
             assertThat(restarted.pass()).isZero();
             assertThat(exists(unacked)).isTrue();
-            assertThat(index.status(sessions.get("gc-start-bob"), index.marker(), new long[] {unacked})).containsExactly(WatermarkIndex.OWED);
+            assertThat(statusOf("gc-start-bob", unacked)).containsExactly(WatermarkIndex.OWED);
         }
     }
 
@@ -220,8 +233,8 @@ class ReclaimIntegrationTests {
             try {
                 StringRedisTemplate down = new StringRedisTemplate(nowhere);
                 Reclaim cut = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
-                        Duration.ofHours(26), new WatermarkIndex(down), markers, outbox, sessions, metrics, new IndexHealth(),
-                        loops, Clock.systemUTC());
+                        Duration.ofHours(26), new WatermarkIndex(down), markers, outbox, sessions, presence, cluster, leadership, metrics,
+                        new IndexHealth(), loops, Clock.systemUTC());
                 assertThatThrownBy(cut::pass).isInstanceOf(RuntimeException.class);
                 assertThat(exists(row)).isTrue();
             }
@@ -292,5 +305,11 @@ class ReclaimIntegrationTests {
 
     private boolean exists(long id) {
         return !jdbc.queryForList("SELECT id FROM outbox WHERE id = ?", Long.class, id).isEmpty();
+    }
+
+    /** Where these rows stand for the user's connection, judged under PostgreSQL's marker. */
+    int[] statusOf(String user, long... ids) {
+        MarkerStore.Marker m = markers.read();
+        return index.status(user, sessions.get(user).sessionId(), m.token(), m.generation(), false, ids);
     }
 }

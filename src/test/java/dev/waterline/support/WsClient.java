@@ -32,6 +32,7 @@ public final class WsClient implements AutoCloseable {
     private final WebSocket socket;
     private final List<JsonNode> frames = new ArrayList<>();
     private final Set<JsonNode> taken = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final Map<JsonNode, Long> arrivedAt = Collections.synchronizedMap(new IdentityHashMap<>());
     private final CompletableFuture<Integer> closeCode = new CompletableFuture<>();
     private volatile long closedAtNanos;
     /** The JDK client allows one outstanding send: the test thread and the auto-acker take turns. */
@@ -160,7 +161,13 @@ public final class WsClient implements AutoCloseable {
         return List.copyOf(frames);
     }
 
+    /** When {@code frame} arrived ({@link System#nanoTime()}). */
+    public long arrivedAtNanos(JsonNode frame) {
+        return arrivedAt.get(frame);
+    }
+
     private synchronized void arrived(JsonNode frame) {
+        arrivedAt.put(frame, System.nanoTime());
         frames.add(frame);
         notifyAll();
     }

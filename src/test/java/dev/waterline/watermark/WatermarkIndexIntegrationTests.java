@@ -23,6 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
         "spring.data.redis.database=7"})
 class WatermarkIndexIntegrationTests {
 
+    static final String NODE = "local";
+
     @Autowired
     WatermarkIndex index;
 
@@ -32,7 +34,7 @@ class WatermarkIndexIntegrationTests {
     @Test
     void anOutOfOrderAckNeverLiftsThePinPastAGap() {
         RecordingSession s = new RecordingSession("wm-gap", "s1");
-        index.connect(s);
+        index.connect(s, NODE);
         index.deliver(s, new long[] {102, 103, 104});
         assertThat(pin("wm-gap")).isEqualTo(102);
 
@@ -50,23 +52,29 @@ class WatermarkIndexIntegrationTests {
     @Test
     void theIndexTellsThePollerWhichRowsArePendingOwedOrDone() {
         RecordingSession s = new RecordingSession("wm-status", "s1");
-        index.connect(s);
+        index.connect(s, NODE);
         assertThat(index.deliver(s, new long[] {10, 11})).isEqualTo(2);
-        assertThat(index.shed(s, new long[] {12, 13})).isTrue();
+        assertThat(index.owe(s, new long[] {12, 13})).isTrue();
         index.ack(s, new long[] {10});
-        long marker = markerSetTo(77);
-        assertThat(index.status(s, marker, new long[] {10, 11, 12, 14})).containsExactly(0, 2, 1, 0);
-        assertThat(index.status(new RecordingSession("wm-status", "other"), marker, new long[] {11})).isNull();
-        assertThat(index.status(s, marker + 1, new long[] {11})).as("under a marker Redis does not hold").isNull();
+        index.newGeneration(77, 5);
+        assertThat(status(s, 77, 5, false, 10, 11, 12, 14)).containsExactly(0, 2, 1, 0);
+        assertThat(index.status("wm-status", "other", 77, 5, false, new long[] {11})).as("another connection's epoch").isNull();
+        assertThat(status(s, 78, 5, false, 11)).as("under a marker Redis does not hold").isNull();
+        assertThat(status(s, 77, 4, false, 11)).as("under a generation Redis does not hold").isNull();
+        assertThat(status(s, 77, 5, true, 11)).as("the cluster: no word from the leader that every node trusts it").isNull();
+        index.allTrusted(5, java.time.Duration.ofSeconds(10));
+        assertThat(status(s, 77, 5, true, 11)).containsExactly(2);
+        index.notAllTrusted();
+        assertThat(status(s, 77, 5, true, 11)).isNull();
         index.deliver(s, new long[] {12});
-        assertThat(index.status(s, marker, new long[] {12})).as("written at last: owed becomes pending").containsExactly(2);
+        assertThat(status(s, 77, 5, false, 12)).as("written at last: owed becomes pending").containsExactly(2);
     }
 
     @Test
     void owedRowsHoldTheLineButDoNotCountAgainstMaxPending() {
         RecordingSession s = new RecordingSession("wm-owed", "s1");
-        index.connect(s);
-        index.shed(s, new long[] {40, 41, 42});
+        index.connect(s, NODE);
+        index.owe(s, new long[] {40, 41, 42});
         assertThat(pin("wm-owed")).isEqualTo(40);
         assertThat(count("wm-owed")).isNull();
         index.deliver(s, new long[] {50});
@@ -79,7 +87,7 @@ class WatermarkIndexIntegrationTests {
     @Test
     void anAckForAnIdNeverDeliveredChangesNothing() {
         RecordingSession s = new RecordingSession("wm-unknown", "s1");
-        index.connect(s);
+        index.connect(s, NODE);
         index.deliver(s, new long[] {7});
         assertThat(index.ack(s, new long[] {6, 8})).isZero();
         assertThat(pin("wm-unknown")).isEqualTo(7);
@@ -90,9 +98,9 @@ class WatermarkIndexIntegrationTests {
     void aSupersededConnectionCanNeitherDeliverNorAckNorTearDownItsSuccessor() {
         RecordingSession old = new RecordingSession("wm-epoch", "old");
         RecordingSession current = new RecordingSession("wm-epoch", "new");
-        index.connect(old);
+        index.connect(old, NODE);
         index.deliver(old, new long[] {1, 2});
-        index.connect(current);
+        index.connect(current, NODE);
         assertThat(pin("wm-epoch")).as("the new epoch starts with nothing pending").isNull();
 
         index.deliver(current, new long[] {5});
@@ -112,24 +120,24 @@ class WatermarkIndexIntegrationTests {
         RecordingSession staleBob = new RecordingSession("wm-batch-b", "b1");
         RecordingSession bob = new RecordingSession("wm-batch-b", "b2");
         RecordingSession carol = new RecordingSession("wm-batch-c", "c1");
-        index.connect(alice);
-        index.connect(staleBob);
-        index.connect(bob);
-        index.connect(carol);
+        index.connect(alice, NODE);
+        index.connect(staleBob, NODE);
+        index.connect(bob, NODE);
+        index.connect(carol, NODE);
 
         long[] pending = index.deliver(List.of(
-                new WatermarkIndex.Group(alice, new long[] {20, 21}),
-                new WatermarkIndex.Group(staleBob, new long[] {22}),
-                new WatermarkIndex.Group(carol, new long[] {23, 24, 25})));
+                WatermarkIndex.Group.of(alice, new long[] {20, 21}),
+                WatermarkIndex.Group.of(staleBob, new long[] {22}),
+                WatermarkIndex.Group.of(carol, new long[] {23, 24, 25})));
         assertThat(pending).containsExactly(2, -1, 3);
         assertThat(redis.hasKey(WatermarkIndex.pendingKey("wm-batch-b"))).as("nothing recorded for a stale epoch").isFalse();
         assertThat(pin("wm-batch-a")).isEqualTo(20);
         assertThat(pin("wm-batch-c")).isEqualTo(23);
 
         long[] acked = index.ack(List.of(
-                new WatermarkIndex.Group(carol, new long[] {24, 99}),
-                new WatermarkIndex.Group(staleBob, new long[] {22}),
-                new WatermarkIndex.Group(alice, new long[] {20, 21})));
+                WatermarkIndex.Group.of(carol, new long[] {24, 99}),
+                WatermarkIndex.Group.of(staleBob, new long[] {22}),
+                WatermarkIndex.Group.of(alice, new long[] {20, 21})));
         assertThat(acked).containsExactly(1, 0, 2);
         assertThat(pin("wm-batch-a")).isNull();
         assertThat(pin("wm-batch-c")).as("24 acked out of order: the pin stays at the gap").isEqualTo(23);
@@ -137,25 +145,117 @@ class WatermarkIndexIntegrationTests {
     }
 
     @Test
-    void aReassertKeepsWhatWasRecordedForTheConnectionAndOnlyReplacesAnotherEpoch() {
+    void aReassertKeepsWhatWasRecordedForTheConnectionAndOnlyReplacesAnotherEpochOnASingleNode() {
         RecordingSession s = new RecordingSession("wm-reassert", "s1");
-        index.connect(s);
+        index.connect(s, NODE);
         index.deliver(s, new long[] {30});
-        assertThat(index.reassert(s)).isFalse();
+        assertThat(index.reassert(s, NODE, false)).isZero();
         assertThat(pin("wm-reassert")).isEqualTo(30);
         RecordingSession next = new RecordingSession("wm-reassert", "s2");
-        assertThat(index.reassert(next)).isTrue();
+        assertThat(index.reassert(next, NODE, false)).isEqualTo(1);
         assertThat(pin("wm-reassert")).isNull();
+    }
+
+    @Test
+    void inTheClusterAReassertNeverTakesAnotherConnectionsEpochNorRevivesOneOnANodeDeclaredDead() {
+        RecordingSession onB = new RecordingSession("wm-reassert-c", "b1");
+        RecordingSession onA = new RecordingSession("wm-reassert-c", "a1");
+        alive("node-a");
+        index.connect(onB, "node-b");
+        index.deliver(onB, new long[] {31});
+        assertThat(index.reassert(onA, "node-a", true)).as("superseded: the caller closes it").isEqualTo(-1);
+        assertThat(pin("wm-reassert-c")).as("the other node's records are kept").isEqualTo(31);
+
+        assertThat(index.disconnect(onB)).isTrue();
+        redis.opsForZSet().remove(WatermarkIndex.NODES, "node-a");
+        assertThat(index.reassert(onA, "node-a", true)).as("node-a is not alive: it was declared dead").isEqualTo(-1);
+        alive("node-a");
+        assertThat(index.reassert(onA, "node-a", true)).as("no epoch at all, on a live node: Redis lost it").isEqualTo(1);
+        assertThat(redis.opsForValue().get(WatermarkIndex.nodeKey("wm-reassert-c"))).isEqualTo("node-a");
+    }
+
+    @Test
+    void aConnectSaysWhereTheEarlierEpochWasAndMovesTheUserBetweenNodeSets() {
+        RecordingSession a = new RecordingSession("wm-move", "a1");
+        RecordingSession b = new RecordingSession("wm-move", "b1");
+        assertThat(index.connect(a, "node-a")).isEqualTo(new WatermarkIndex.Previous(null, null));
+        assertThat(index.connect(b, "node-b")).isEqualTo(new WatermarkIndex.Previous("a1", "node-a"));
+        assertThat(redis.opsForSet().isMember(WatermarkIndex.nodeUsersKey("node-a"), "wm-move")).isFalse();
+        assertThat(redis.opsForSet().isMember(WatermarkIndex.nodeUsersKey("node-b"), "wm-move")).isTrue();
+        assertThat(index.locate(List.of("wm-move", "wm-nobody"))).containsOnlyKeys("wm-move")
+                .hasEntrySatisfying("wm-move", where -> assertThat(where).containsExactly("node-b", "b1"));
+    }
+
+    @Test
+    void aNodeThatLeavesTakesItsUsersOutOfLiveDeliveryButNotThoseThatMovedOn() {
+        RecordingSession stays = new RecordingSession("wm-leave-1", "s1");
+        RecordingSession moved = new RecordingSession("wm-leave-2", "s2");
+        index.connect(stays, "node-x");
+        index.connect(moved, "node-x");
+        index.deliver(stays, new long[] {60});
+        index.deliver(moved, new long[] {61});
+        // moved reconnected on node-y just as node-x was swept, before node-x's set lost it
+        redis.opsForValue().set(WatermarkIndex.nodeKey("wm-leave-2"), "node-y");
+
+        assertThat(index.withdrawNode("node-x", 500)).isEqualTo(2);
+        assertThat(index.withdrawNode("node-x", 500)).isZero();
+        assertThat(pin("wm-leave-1")).isNull();
+        assertThat(redis.hasKey(WatermarkIndex.sessionKey("wm-leave-1"))).isFalse();
+        assertThat(pin("wm-leave-2")).as("its epoch is node-y's now").isEqualTo(61);
+    }
+
+    @Test
+    void afterANewGenerationPinsOfUsersOnNoLiveNodeAreForgotten() {
+        RecordingSession live = new RecordingSession("wm-orphan-1", "s1");
+        RecordingSession orphan = new RecordingSession("wm-orphan-2", "s2");
+        alive("node-live");
+        index.connect(live, "node-live");
+        index.connect(orphan, "node-gone");
+        index.deliver(live, new long[] {70});
+        index.deliver(orphan, new long[] {71});
+
+        assertThat(index.forgetOrphans(java.time.Duration.ofSeconds(10))).isGreaterThanOrEqualTo(1);
+        assertThat(pin("wm-orphan-1")).isEqualTo(70);
+        assertThat(pin("wm-orphan-2")).isNull();
+    }
+
+    @Test
+    void aNodesRebuildForgetsOnlyItsOwnUsersInTheCluster() {
+        RecordingSession mine = new RecordingSession("wm-forget-1", "s1");
+        RecordingSession theirs = new RecordingSession("wm-forget-2", "s2");
+        index.connect(mine, "node-m");
+        index.connect(theirs, "node-t");
+        index.deliver(mine, new long[] {80});
+        index.deliver(theirs, new long[] {81});
+        index.forgetUser("wm-forget-1", "node-m");
+        index.forgetUser("wm-forget-2", "node-m");
+        assertThat(pin("wm-forget-1")).isNull();
+        assertThat(pin("wm-forget-2")).isEqualTo(81);
+        index.forgetUser("wm-forget-2", null);
+        assertThat(pin("wm-forget-2")).as("the single-node mode forgets whatever node Redis names").isNull();
     }
 
     @Test
     void aRebuildDropsIdsTheOutboxNoLongerHasAndKeepsThoseRecordedAfterTheScan() {
         RecordingSession s = new RecordingSession("wm-rebuild", "s1");
-        index.connect(s);
+        index.connect(s, NODE);
         index.deliver(s, new long[] {5, 9, 15});
-        index.rebuildUser(s, 10, new long[] {9, 10});
-        assertThat(index.status(s, markerSetTo(78), new long[] {5, 9, 10, 15})).containsExactly(0, 2, 1, 2);
+        assertThat(index.rebuildUser(s, NODE, false, 10, new long[] {9, 10})).isTrue();
+        index.newGeneration(78, 6);
+        assertThat(status(s, 78, 6, false, 5, 9, 10, 15)).containsExactly(0, 2, 1, 2);
         assertThat(pin("wm-rebuild")).isEqualTo(9);
+    }
+
+    @Test
+    void inTheClusterARebuildLeavesAConnectionAnotherNodeSupersededAlone() {
+        RecordingSession here = new RecordingSession("wm-rebuild-c", "h1");
+        RecordingSession there = new RecordingSession("wm-rebuild-c", "t1");
+        alive("node-h");
+        index.connect(there, "node-t");
+        index.deliver(there, new long[] {90});
+        assertThat(index.rebuildUser(here, "node-h", true, 100, new long[] {90})).isFalse();
+        assertThat(redis.opsForValue().get(WatermarkIndex.sessionKey("wm-rebuild-c"))).isEqualTo("t1");
+        assertThat(pin("wm-rebuild-c")).isEqualTo(90);
     }
 
     @Test
@@ -168,8 +268,18 @@ class WatermarkIndexIntegrationTests {
     }
 
     private long markerSetTo(long marker) {
-        index.marker(marker);
+        redis.opsForValue().set(WatermarkIndex.MARKER, Long.toString(marker));
         return marker;
+    }
+
+    private int[] status(RecordingSession s, long token, long generation, boolean cluster, long... ids) {
+        return index.status(s.userId(), s.sessionId(), token, generation, cluster, ids);
+    }
+
+    /** A node's heartbeat, as presence writes it (Redis's clock, in ms). */
+    private void alive(String node) {
+        redis.opsForZSet().add(WatermarkIndex.NODES, node, redis.execute(
+                (org.springframework.data.redis.core.RedisCallback<Long>) c -> c.serverCommands().time()));
     }
 
     private Double pin(String user) {

@@ -58,6 +58,17 @@ class LocalPresence implements Presence {
     }
 
     @Override
+    public int sweepDeadNodes() {
+        return 0;
+    }
+
+    /** The one node's trust is its own {@code IndexHealth}, which reclaim reads itself. */
+    @Override
+    public List<String> untrustedNodes(long generation) {
+        return List.of();
+    }
+
+    @Override
     public void onDeliveries(Deliveries deliveries) {
         // nothing ever arrives from another node
     }

@@ -1,0 +1,385 @@
+package dev.waterline.presence.redis;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import com.github.f4b6a3.ulid.UlidCreator;
+import dev.waterline.lifecycle.Loops;
+import dev.waterline.lifecycle.Workers;
+import dev.waterline.metrics.WaterlineMetrics;
+import dev.waterline.outbox.OutboxRow;
+import dev.waterline.presence.ClusterProperties;
+import dev.waterline.presence.Location;
+import dev.waterline.presence.Presence;
+import dev.waterline.session.ClientSession;
+import dev.waterline.session.SessionRegistry;
+import dev.waterline.watermark.IndexHealth;
+import dev.waterline.watermark.WatermarkIndex;
+import io.micrometer.core.instrument.Counter;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import org.springframework.stereotype.Component;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The cluster: who is connected where is what the watermark index's scripts record in Redis
+ * ({@code wl:node:{user}} with {@code wl:sess:{user}}); this adapter adds the nodes and the
+ * channels between them.
+ *
+ * <p><b>Heartbeat</b> (one loop of {@link Loops}, every {@code heartbeat-interval}):
+ * {@code heartbeat.lua} puts this node in {@code wl:nodes} at Redis's clock and renews its word
+ * that it trusts its part of the index ({@code wl:trust:<node>}, which lives three intervals), or
+ * withdraws it while it does not. A node declared dead meanwhile finds its tombstone: it closes
+ * every connection it holds (1012: its clients reconnect and resync), suspects its part of the
+ * index, removes the tombstone and joins again. On a Redis error the beat is counted and tried
+ * again; a node that cannot beat for {@code node-timeout} is declared dead by the others.
+ *
+ * <p><b>Channel</b> ({@code wl:chan:<node>}, Redis pub/sub): what other nodes hand to this one,
+ * decoded on one worker of {@link Loops} from a bounded inbox (full: the message is dropped and
+ * counted; every message is best effort, see {@link Presence}). {@code rows} go to the delivery
+ * capability; {@code close} closes the named connection if it is still this node's registered one
+ * and answers {@code closed}; {@code frame} is written to the named connection.
+ *
+ * <p>Stops after delivery: this node's users leave live delivery in one sweep (never an ack),
+ * and the node leaves {@code wl:nodes}, so that no one waits for its heartbeats to stop.
+ */
+@Component
+@ConditionalOnProperty(name = "waterline.cluster.enabled", havingValue = "true")
+class RedisPresence implements Presence, SmartLifecycle {
+
+    private static final Log log = LogFactory.getLog(RedisPresence.class);
+
+    static final String HEARTBEAT_LOOP = "heartbeat";
+    static final String INBOX_LOOP = "node_inbox";
+    /** How long a dead node's tombstone is kept: longer than any pause a node could wake from. */
+    private static final long TOMBSTONE_SECONDS = Duration.ofDays(1).toSeconds();
+    private static final int INBOX = 16_384;
+
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> HEARTBEAT = RedisScript.of(lua("heartbeat"), List.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> SWEEP_NODES = RedisScript.of(lua("sweep_nodes"), List.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> TRUSTED = RedisScript.of(lua("trusted"), List.class);
+    private static final RedisScript<Long> NODE_ALIVE = RedisScript.of(lua("node_alive"), Long.class);
+
+    private final StringRedisTemplate redis;
+    private final RedisConnectionFactory connections;
+    private final ClusterProperties properties;
+    private final SessionRegistry sessions;
+    private final WatermarkIndex watermark;
+    private final IndexHealth health;
+    private final Loops loops;
+    private final String node;
+    private final Map<String, CompletableFuture<Boolean>> awaitingClosed = new ConcurrentHashMap<>();
+    private final BlockingQueue<String> inbox = new ArrayBlockingQueue<>(INBOX);
+    private final Counter dropped;
+    private final Counter fences;
+    private volatile Deliveries deliveries = (rows, poller) -> { };
+    private volatile int liveNodes = 1;
+    private volatile boolean running;
+    private RedisMessageListenerContainer listener;
+    private final List<Thread> threads = new ArrayList<>();
+
+    RedisPresence(StringRedisTemplate redis, RedisConnectionFactory connections, ClusterProperties properties,
+                  SessionRegistry sessions, WatermarkIndex watermark, IndexHealth health, Loops loops, WaterlineMetrics metrics) {
+        this.redis = redis;
+        this.connections = connections;
+        this.properties = properties;
+        this.sessions = sessions;
+        this.watermark = watermark;
+        this.health = health;
+        this.loops = loops;
+        this.node = properties.nodeId();
+        metrics.gauge("waterline.cluster.nodes", "live nodes this node sees (itself included)", () -> liveNodes);
+        this.dropped = metrics.counter("waterline.cluster.inbox.dropped",
+                "messages from other nodes dropped because this node's inbox was full (deliveries: the poller repeats them)");
+        this.fences = metrics.counter("waterline.cluster.fenced",
+                "times this node found it had been declared dead and closed every connection it held");
+    }
+
+    private static String lua(String name) {
+        try (var in = new ClassPathResource("presence/" + name + ".lua").getInputStream()) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("missing presence script " + name, e);
+        }
+    }
+
+    static String channel(String node) {
+        return "wl:chan:" + node;
+    }
+
+    static String trustKey(String node) {
+        return "wl:trust:" + node;
+    }
+
+    static String tombstone(String node) {
+        return "wl:dead:" + node;
+    }
+
+    @Override
+    public String nodeId() {
+        return node;
+    }
+
+    @Override
+    public boolean clustered() {
+        return true;
+    }
+
+    @Override
+    public Map<String, Location> elsewhere(Collection<String> users) {
+        if (users.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, Location> out = new HashMap<>();
+        watermark.locate(users).forEach((user, where) -> {
+            if (!where[0].equals(node)) {
+                out.put(user, new Location(user, where[0], where[1]));
+            }
+        });
+        return out;
+    }
+
+    @Override
+    public CompletableFuture<Boolean> close(Location where, int code, String reason) {
+        Long alive = redis.execute(NODE_ALIVE, List.of(WatermarkIndex.NODES), where.node(),
+                Long.toString(properties.nodeTimeout().toMillis()));
+        if (alive == null || alive != 1L) {
+            return CompletableFuture.completedFuture(false);
+        }
+        String id = UlidCreator.getMonotonicUlid().toString();
+        CompletableFuture<Boolean> closed = new CompletableFuture<>();
+        awaitingClosed.put(id, closed);
+        redis.convertAndSend(channel(where.node()), Wire.close(where.userId(), where.sessionId(), code, reason, node, id));
+        return closed.completeOnTimeout(false, properties.evictTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((ok, e) -> awaitingClosed.remove(id));
+    }
+
+    @Override
+    public void deliver(String to, List<OutboxRow> rows, boolean poller) {
+        redis.convertAndSend(channel(to), Wire.rows(rows, poller));
+    }
+
+    @Override
+    public void send(Location where, String frame) {
+        redis.convertAndSend(channel(where.node()), Wire.frame(where.userId(), where.sessionId(), frame));
+    }
+
+    @Override
+    public int liveNodes() {
+        return liveNodes;
+    }
+
+    @Override
+    public int sweepDeadNodes() {
+        List<?> dead = redis.execute(SWEEP_NODES, List.of(WatermarkIndex.NODES), Long.toString(properties.nodeTimeout().toMillis()),
+                Long.toString(TOMBSTONE_SECONDS));
+        if (dead == null || dead.isEmpty()) {
+            return 0;
+        }
+        for (Object d : dead) {
+            long users = 0;
+            long taken;
+            while ((taken = watermark.withdrawNode(String.valueOf(d), 500)) > 0) {
+                users += taken;
+            }
+            log.warn("node " + d + " missed its heartbeats for " + properties.nodeTimeout().toSeconds()
+                    + " s: declared dead, its " + users + " connections withdrawn from live delivery (they reconnect and resync)");
+        }
+        return dead.size();
+    }
+
+    @Override
+    public List<String> untrustedNodes(long generation) {
+        List<?> r = redis.execute(TRUSTED, List.of(WatermarkIndex.NODES), Long.toString(generation),
+                Long.toString(properties.nodeTimeout().toMillis()));
+        if (r == null || r.isEmpty()) {
+            throw new IllegalStateException("trusted.lua answered " + r);
+        }
+        List<String> untrusted = new ArrayList<>();
+        for (int i = 1; i < r.size(); i++) {
+            untrusted.add(String.valueOf(r.get(i)));
+        }
+        if (((Number) r.getFirst()).intValue() == 0) {
+            untrusted.add(node);   // not even this node is in wl:nodes yet
+        }
+        return untrusted;
+    }
+
+    @Override
+    public void onDeliveries(Deliveries deliveries) {
+        this.deliveries = deliveries;
+    }
+
+    /** One heartbeat; on finding this node declared dead, the fence (see the class note). */
+    void beat() {
+        long trusted = health.trustedGeneration();
+        List<?> r = redis.execute(HEARTBEAT, List.of(WatermarkIndex.NODES, tombstone(node), trustKey(node), WatermarkIndex.GENERATION),
+                node, trusted >= 0 ? Long.toString(trusted) : "", Long.toString(properties.trustTtl().toMillis()),
+                Long.toString(properties.nodeTimeout().toMillis()));
+        if (r == null || r.size() != 2) {
+            throw new IllegalStateException("heartbeat.lua answered " + r);
+        }
+        if (((Number) r.get(0)).intValue() < 0) {
+            fence();
+            return;
+        }
+        liveNodes = ((Number) r.get(1)).intValue();
+    }
+
+    /**
+     * This node was declared dead (its heartbeats stopped reaching Redis for longer than the node
+     * timeout: a pause, a partition) and its connections were withdrawn. Every one it still holds
+     * is closed, before the node joins again, so that none of them can come back to live delivery
+     * with what it missed meanwhile.
+     */
+    private void fence() {
+        fences.increment();
+        int closed = 0;
+        for (ClientSession s : sessions.all()) {
+            boolean mine = sessions.underUserLock(s.userId(), () -> sessions.unregister(s));
+            if (mine) {
+                closed++;
+            }
+            s.close(1012, "this server was cut off from the cluster; reconnect");
+        }
+        health.suspect();
+        redis.delete(tombstone(node));
+        log.warn("this node (" + node + ") had been declared dead by the cluster: closed its " + closed
+                + " connections (1012), joining again");
+    }
+
+    private void received(String message) {
+        JsonNode m = Wire.JSON.readTree(message);
+        switch (m.path("t").asString()) {
+            case "rows" -> deliveries.arrived(Wire.rows(m), m.path("poller").asBoolean());
+            case "close" -> {
+                String user = m.get("user").asString();
+                String session = m.get("session").asString();
+                ClientSession s = sessions.underUserLock(user, () -> {
+                    ClientSession current = sessions.get(user);
+                    if (current != null && current.sessionId().equals(session)) {
+                        sessions.unregister(current);
+                        return current;
+                    }
+                    return null;
+                });
+                String reply = channel(m.get("reply").asString());
+                String answer = Wire.closed(m.get("id").asString());
+                if (s == null) {
+                    redis.convertAndSend(reply, answer);
+                }
+                else {
+                    // answered once the close frame is on its way: the asking node welcomes its
+                    // connection only after that (off the inbox's thread: a close may wait a moment)
+                    int code = m.get("code").asInt();
+                    String reason = m.get("reason").asString();
+                    Thread.startVirtualThread(() -> loops.pass(INBOX_LOOP, () -> {
+                        s.closeNow(code, reason);
+                        redis.convertAndSend(reply, answer);
+                    }));
+                }
+            }
+            case "closed" -> {
+                CompletableFuture<Boolean> waiting = awaitingClosed.get(m.get("id").asString());
+                if (waiting != null) {
+                    waiting.complete(true);
+                }
+            }
+            case "frame" -> {
+                ClientSession s = sessions.get(m.get("user").asString());
+                if (s != null && s.sessionId().equals(m.get("session").asString())) {
+                    s.send(m.get("frame").asString());
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown message from another node: " + message);
+        }
+    }
+
+    private void takeOne() throws InterruptedException {
+        String message = inbox.poll(200, TimeUnit.MILLISECONDS);
+        if (message != null) {
+            received(message);
+        }
+    }
+
+    @Override
+    public void start() {
+        running = true;
+        listener = new RedisMessageListenerContainer();
+        listener.setConnectionFactory(connections);
+        // messages are taken off the connection's thread at once; the inbox's worker decodes them
+        listener.setTaskExecutor(task -> task.run());
+        listener.addMessageListener((message, pattern) -> {
+            if (!inbox.offer(new String(message.getBody(), StandardCharsets.UTF_8))) {
+                dropped.increment();
+            }
+        }, new ChannelTopic(channel(node)));
+        listener.afterPropertiesSet();
+        listener.start();
+        // subscribed before joining: nothing is handed to a node that is not listening yet
+        loops.pass(HEARTBEAT_LOOP, this::beat);
+        threads.add(loops.start(INBOX_LOOP, "node-inbox", () -> running, this::takeOne));
+        threads.add(loops.start(HEARTBEAT_LOOP, "heartbeat", () -> running, () -> {
+            LockSupport.parkNanos(properties.heartbeatInterval().toNanos());
+            beat();
+        }));
+    }
+
+    /** Leaves the cluster: this node's users leave live delivery (never an ack), then the node itself. */
+    @Override
+    public void stop() {
+        running = false;
+        Workers.stop(threads, Duration.ofSeconds(2));
+        threads.clear();
+        loops.pass(HEARTBEAT_LOOP, () -> {
+            while (watermark.withdrawNode(node, 500) > 0) {
+                // the next chunk
+            }
+            redis.opsForZSet().remove(WatermarkIndex.NODES, node);
+            redis.delete(trustKey(node));
+        });
+        try {
+            listener.stop();
+            listener.destroy();
+        }
+        catch (Exception e) {
+            loops.failed(INBOX_LOOP, "closing the channel subscription", e);
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Starts before delivery and the gateway, stops after them. */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 250;
+    }
+}
