@@ -115,6 +115,19 @@ public final class LoadCli implements Callable<Integer> {
             + " one a --start-server run started.")
     String pgAddress;
 
+    @Option(names = "--urls", split = ",", description = "Several nodes of one deployment (comma-separated base URLs): client i"
+            + " connects to node i mod n, so every pair of clients is split across two nodes, and a client whose node does"
+            + " not answer fails over to the next. Overrides --url.")
+    List<String> urls = new ArrayList<>();
+
+    @Option(names = "--nodes", defaultValue = "1", description = "With --start-server: start this many nodes of one cluster"
+            + " (the first hosts the embedded PostgreSQL and Redis, the others use them). Default: ${DEFAULT-VALUE}")
+    int nodes;
+
+    @Option(names = "--kill-node-at", description = "This far into the load (e.g. PT60S), kill the last started node with"
+            + " SIGKILL (needs --start-server with --nodes 2 or more); its clients fail over to another node and resync.")
+    Duration killNodeAt;
+
     /** The command line, with the walkthrough as a subcommand; {@link Main} runs it. */
     static CommandLine commandLine() {
         return new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true);
@@ -135,6 +148,6 @@ public final class LoadCli implements Callable<Integer> {
         return new LoadConfig(url, startServer, serverJar, serverArgs, serverJvmOpts, jwtSecret, clients, rate, duration,
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
                 reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
-                stormAt, stormClients);
+                stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt);
     }
 }

@@ -34,7 +34,10 @@ record LoadConfig(
         Duration pgCeiling,
         String pgAddress,
         Duration stormAt,
-        int stormClients) {
+        int stormClients,
+        List<String> urls,
+        int nodes,
+        Duration killNodeAt) {
 
     enum Pattern { pairwise, groups, mixed }
 }

@@ -59,7 +59,9 @@ final class LoadRun {
     final ConcurrentLinkedQueue<Reconciler.Accepted> accepted = new ConcurrentLinkedQueue<>();
     final Map<String, List<String>> members = new ConcurrentHashMap<>();
     String baseUrl;
-    String wsUrl;
+    /** The nodes clients connect to (one unless --urls or --nodes): http base URLs and their /ws. */
+    List<String> bases = List.of();
+    List<String> wsUrls = List.of();
 
     private final PrintStream err;
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -74,6 +76,7 @@ final class LoadRun {
     private volatile long stopReadingAtNanos = Long.MAX_VALUE;
     private volatile long secondHalfFromNanos = Long.MAX_VALUE;
     private ServerProcess server;
+    private final List<ServerProcess> servers = new ArrayList<>();
     /** Seconds from the end of the drain until the server's outbox was empty; -1 if it was not within the budget. */
     double outboxDrainSeconds = -1;
     private ServerMetrics serverMetrics;
@@ -122,15 +125,26 @@ final class LoadRun {
         String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
         try {
             if (cfg.startServer()) {
-                info("starting the server from " + cfg.serverJar());
+                info("starting the server from " + cfg.serverJar() + (cfg.nodes() > 1 ? " (" + cfg.nodes() + " nodes)" : ""));
                 server = ServerProcess.start(cfg, cfg.out().resolve("server"));
-                baseUrl = server.baseUrl();
+                servers.add(server);
+                for (int n = 2; n <= cfg.nodes(); n++) {
+                    servers.add(ServerProcess.peer(cfg, cfg.out().resolve("server-" + n), server));
+                }
+                bases = servers.stream().map(ServerProcess::baseUrl).toList();
+            }
+            else if (!cfg.urls().isEmpty()) {
+                bases = cfg.urls().stream().map(u -> u.replaceAll("/+$", "")).toList();
             }
             else {
-                baseUrl = cfg.url().replaceAll("/+$", "");
+                bases = List.of(cfg.url().replaceAll("/+$", ""));
             }
-            wsUrl = baseUrl.replaceFirst("^http", "ws") + "/ws";
-            serverMetrics = new ServerMetrics(http, baseUrl);
+            if (cfg.killNodeAt() != null && servers.size() < 2) {
+                throw new IllegalArgumentException("--kill-node-at needs --start-server with --nodes 2 or more");
+            }
+            baseUrl = bases.getFirst();
+            wsUrls = bases.stream().map(b -> b.replaceFirst("^http", "ws") + "/ws").toList();
+            serverMetrics = new ServerMetrics(http, bases);
             setUp(runId);
             info("%d clients connected; offering %.0f msg/s for %s (%s)".formatted(
                     clients.stream().filter(SimClient::connected).count(), cfg.rate(), cfg.duration(), cfg.pattern()));
@@ -176,8 +190,8 @@ final class LoadRun {
             active = false;
             timers.shutdownNow();
             connector.close();
-            if (server != null) {
-                server.close();
+            for (ServerProcess s : servers) {
+                s.close();
             }
         }
     }
@@ -246,7 +260,7 @@ final class LoadRun {
             }
         }
         for (int i = 0; i < users.size(); i++) {
-            clients.add(new SimClient(this, users.get(i), tokens.get(users.get(i)), behaviours.get(i)));
+            clients.add(new SimClient(this, users.get(i), tokens.get(users.get(i)), behaviours.get(i), i % nodeCount()));
         }
         List<List<SimClient>> chatsOfClients = new ArrayList<>();
         if (cfg.pattern() != LoadConfig.Pattern.groups) {
@@ -314,6 +328,7 @@ final class LoadRun {
         stats.timeline = new Timeline(start, (int) cfg.duration().toSeconds() + 1);
         boolean stoppedReaders = false;
         long stormAt = cfg.stormAt() == null ? Long.MAX_VALUE : start + cfg.stormAt().toNanos();
+        long killAt = cfg.killNodeAt() == null ? Long.MAX_VALUE : start + cfg.killNodeAt().toNanos();
         Random random = new Random(7);
         String body = "x".repeat(Math.max(1, cfg.payloadBytes()));
         long issued = 0;
@@ -326,6 +341,10 @@ final class LoadRun {
             if (!stoppedReaders && now >= stopReadingAtNanos) {
                 clients.stream().filter(c -> c.behaviour == Behaviour.STOP_READING).forEach(SimClient::stopReading);
                 stoppedReaders = true;
+            }
+            if (now >= killAt) {
+                killLastNode();
+                killAt = Long.MAX_VALUE;
             }
             if (now >= stormAt) {
                 storm();
@@ -348,6 +367,41 @@ final class LoadRun {
             }
             LockSupport.parkNanos(1_000_000);
         }
+    }
+
+    /**
+     * SIGKILL of the last started node: no graceful stop, no last heartbeat, its sockets dropped by
+     * the kernel. Its clients fail over to another node and resync; the time from the kill until
+     * each of them has done both is recorded.
+     */
+    private void killLastNode() {
+        int node = servers.size() - 1;
+        List<SimClient> hit = clients.stream().filter(c -> c.connected() && c.node() == node).toList();
+        info("kill -9 of node " + (node + 1) + " (" + servers.get(node).baseUrl() + "), which holds " + hit.size() + " clients");
+        long at = System.nanoTime();
+        stats.killedClients.set(hit.size());
+        for (SimClient c : hit) {
+            c.nodeDies(at);
+        }
+        try {
+            servers.get(node).kill();
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** How many nodes clients spread over, and node {@code i}'s base URL and WebSocket URL. */
+    int nodeCount() {
+        return bases.size();
+    }
+
+    String base(int node) {
+        return bases.get(node);
+    }
+
+    String ws(int node) {
+        return wsUrls.get(node);
     }
 
     /** Drops the first --storm-clients connected clients' connections at once; each reconnects and resyncs. */
@@ -412,7 +466,7 @@ final class LoadRun {
             List<Future<?>> fs = new ArrayList<>();
             for (SimClient c : clients) {
                 fs.add(pool.submit(() -> {
-                    c.resync();
+                    c.resyncFrom(baseUrl);
                     return null;
                 }));
             }
@@ -449,11 +503,17 @@ final class LoadRun {
 
     /** Pages a chat's history after {@code since} to the end, as PROTOCOL.md §4 says. */
     List<JsonNode> history(String token, String chat, String since) {
+        return history(baseUrl, token, chat, since);
+    }
+
+    /** A chat's history after {@code since}, read from the node at {@code base}. */
+    List<JsonNode> history(String base, String token, String chat, String since) {
         List<JsonNode> all = new ArrayList<>();
         String cursor = since;
         for (int attempt = 0; ; ) {
             try {
-                JsonNode page = get("/api/chats/" + chat + "/messages?limit=1000" + (cursor == null ? "" : "&since=" + cursor), token);
+                JsonNode page = call(HttpRequest.newBuilder(URI.create(base + "/api/chats/" + chat + "/messages?limit=1000"
+                        + (cursor == null ? "" : "&since=" + cursor))).timeout(Duration.ofSeconds(30)).GET(), token);
                 for (JsonNode m : page.get("messages")) {
                     all.add(m);
                     cursor = m.get("messageId").asString();
@@ -565,7 +625,7 @@ final class LoadRun {
         }
         Stats.max(stats.outboxDepthMax, (long) s.outboxDepth());
         Stats.max(stats.heapMax, (long) s.heapUsed());
-        long rss = server != null ? server.rssBytes() : (long) s.rss();
+        long rss = server != null ? servers.stream().mapToLong(ServerProcess::rssBytes).filter(r -> r > 0).sum() : (long) s.rss();
         Stats.max(stats.rssMax, rss);
     }
 

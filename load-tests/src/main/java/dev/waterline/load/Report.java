@@ -51,13 +51,19 @@ record Report(
         long pgCeilingMsgsPerSecond,
         double steadyToPgCeiling,
         long stormClients,
-        Map<String, Double> stormRecoveryMs) {
+        Map<String, Double> stormRecoveryMs,
+        int nodes,
+        long failovers,
+        long killedClients,
+        Map<String, Double> killRecoveryMs) {
 
     static Report of(LoadRun run, Reconciler.Verdict verdict, ServerMetrics.Sample end, Instant started, Instant finished) {
         Stats s = run.stats;
         LoadConfig c = run.cfg;
         Map<String, Object> conf = new LinkedHashMap<>();
         conf.put("url", run.baseUrl);
+        conf.put("nodes", run.bases);
+        conf.put("killNodeAt", c.killNodeAt() == null ? null : c.killNodeAt().toString());
         conf.put("startServer", c.startServer());
         conf.put("serverArgs", c.serverArgs());
         conf.put("serverJvmOpts", c.serverJvmOpts());
@@ -93,7 +99,8 @@ record Report(
                 round(s.heapMax.get() / 1048576.0), round(s.rssMax.get() / 1048576.0),
                 run.pgCeilingMsgsPerSecond,
                 run.pgCeilingMsgsPerSecond == 0 ? 0 : round((double) s.steadyAcceptedPerSecond() / run.pgCeilingMsgsPerSecond),
-                s.stormClients.get(), percentiles(s.stormRecovery));
+                s.stormClients.get(), percentiles(s.stormRecovery),
+                run.nodeCount(), s.failovers.sum(), s.killedClients.get(), percentiles(s.killRecovery));
     }
 
     /**
@@ -177,6 +184,14 @@ record Report(
                 + (outboxDrainSeconds >= 0 ? " (empty " + outboxDrainSeconds + " s after the load)" : " (not yet empty within the --outbox-drain budget)"));
         row(b, "server counters", serverCounters.toString());
         row(b, "server heap max / RSS max (MB)", serverHeapMaxMb + " / " + serverRssMaxMb);
+        if (nodes > 1) {
+            row(b, "nodes / connections made to a node other than the client's own (failovers)", nodes + " / " + failovers);
+        }
+        if (killedClients > 0) {
+            row(b, "kill -9 of a node: its clients / reconnected elsewhere and resynced",
+                    killedClients + " / " + killRecoveryMs.get("count").longValue());
+            row(b, "kill -9 of a node: kill→reconnected elsewhere and resynced ms (p50/p90/p99/p99.9/max)", latency(killRecoveryMs));
+        }
         if (stormClients > 0) {
             row(b, "reconnect storm: clients dropped at once / reconnected and resynced",
                     stormClients + " / " + stormRecoveryMs.get("count").longValue());

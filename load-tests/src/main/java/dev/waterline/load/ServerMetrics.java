@@ -8,7 +8,12 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
-/** Scrapes the few server series the progress line and the report need from {@code /actuator/prometheus}. */
+/**
+ * Scrapes the few server series the progress line and the report need from
+ * {@code /actuator/prometheus}, of every node: counters, heap and RSS are summed over the nodes
+ * that answer; the outbox's depth, oldest age and the reclaim line, one for the whole cluster
+ * (one database), are the largest any node reports.
+ */
 final class ServerMetrics {
 
     record Sample(double outboxDepth, double outboxOldestAge, double heapUsed, double rss,
@@ -23,14 +28,34 @@ final class ServerMetrics {
             "waterline_watermark_rebuilds_total", "waterline_fast_shed_total");
 
     private final HttpClient http;
-    private final URI uri;
+    private final java.util.List<URI> uris;
 
-    ServerMetrics(HttpClient http, String baseUrl) {
+    ServerMetrics(HttpClient http, java.util.List<String> baseUrls) {
         this.http = http;
-        this.uri = URI.create(baseUrl + "/actuator/prometheus");
+        this.uris = baseUrls.stream().map(b -> URI.create(b + "/actuator/prometheus")).toList();
     }
 
     Sample sample() {
+        Sample all = null;
+        for (URI uri : uris) {
+            Sample one = sample(uri);
+            if (one == Sample.NONE) {
+                continue;   // a node that is down (a kill) reports nothing
+            }
+            all = all == null ? one : combine(all, one);
+        }
+        return all == null ? Sample.NONE : all;
+    }
+
+    private static Sample combine(Sample a, Sample b) {
+        Map<String, Double> counters = new java.util.TreeMap<>(a.counters());
+        b.counters().forEach((k, v) -> counters.merge(k, v, Double::sum));
+        return new Sample(Math.max(a.outboxDepth(), b.outboxDepth()), Math.max(a.outboxOldestAge(), b.outboxOldestAge()),
+                a.heapUsed() + b.heapUsed(), a.rss() + b.rss(), a.deliveries() + b.deliveries(), a.accepted() + b.accepted(),
+                Math.max(a.safeDeleteId(), b.safeDeleteId()), counters);
+    }
+
+    private Sample sample(URI uri) {
         try {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
                     HttpResponse.BodyHandlers.ofString());

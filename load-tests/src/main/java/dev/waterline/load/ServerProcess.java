@@ -16,21 +16,48 @@ import java.util.concurrent.TimeUnit;
 /**
  * A Waterline server the harness starts itself: the packaged jar in the zero-configuration mode
  * (embedded PostgreSQL and Redis, dev tokens), on a free loopback port, with its data in a fresh
- * folder, in its own JVM so that its heap and RSS are its own.
+ * folder, in its own JVM so that its heap and RSS are its own. For a cluster run the first node
+ * is started so, with the cluster on, and every further node ({@link #peer}) on the first one's
+ * PostgreSQL and Redis, with its secret.
  */
 final class ServerProcess implements AutoCloseable {
 
     private final Process process;
     private final String baseUrl;
     private final Path log;
+    private final Path dataDir;
 
-    private ServerProcess(Process process, String baseUrl, Path log) {
+    private ServerProcess(Process process, String baseUrl, Path log, Path dataDir) {
         this.process = process;
         this.baseUrl = baseUrl;
         this.log = log;
+        this.dataDir = dataDir;
     }
 
     static ServerProcess start(LoadConfig cfg, Path workDir) throws IOException, InterruptedException {
+        return start(cfg, workDir, cfg.nodes() > 1 ? List.of("--waterline.cluster.enabled=true") : List.of());
+    }
+
+    /** A further node of the cluster {@code first} started: on its PostgreSQL and Redis, with its secret. */
+    static ServerProcess peer(LoadConfig cfg, Path workDir, ServerProcess first) throws IOException, InterruptedException {
+        String pg = first.embeddedPostgres();
+        String redis = first.embeddedRedis();
+        if (pg == null || redis == null) {
+            throw new IllegalStateException("the first node's log names no embedded PostgreSQL or Redis: " + first.log);
+        }
+        String secret = Files.readString(first.dataDir.resolve("jwt-secret")).strip();
+        return start(cfg, workDir, List.of(
+                "--waterline.cluster.enabled=true",
+                "--spring.datasource.url=jdbc:postgresql://" + pg + "/waterline",
+                "--spring.datasource.username=postgres",
+                "--spring.datasource.password=",
+                "--spring.data.redis.host=" + redis.substring(0, redis.lastIndexOf(':')),
+                "--spring.data.redis.port=" + redis.substring(redis.lastIndexOf(':') + 1),
+                "--waterline.auth.jwt-secret=" + secret,
+                "--waterline.auth.dev-tokens=true"));
+    }
+
+    private static ServerProcess start(LoadConfig cfg, Path workDir, List<String> nodeArgs) throws IOException, InterruptedException {
         if (!Files.exists(cfg.serverJar())) {
             throw new IllegalStateException("no server jar at " + cfg.serverJar() + ": run ./mvnw -DskipTests package first");
         }
@@ -53,7 +80,9 @@ final class ServerProcess implements AutoCloseable {
         cmd.add(cfg.serverJar().toAbsolutePath().toString());
         cmd.add("--server.port=" + port);
         cmd.add("--server.address=127.0.0.1");
-        cmd.add("--waterline.embedded.data-dir=" + workDir.resolve("data").toAbsolutePath());
+        Path dataDir = workDir.resolve("data").toAbsolutePath();
+        cmd.add("--waterline.embedded.data-dir=" + dataDir);
+        cmd.addAll(nodeArgs);
         // Every simulated client connects from this one address, and the set-up mints every
         // client's token from it: the per-address connection cap and the REST rate limit, made
         // for many clients on many addresses, are lifted unless the run sets them itself.
@@ -64,7 +93,7 @@ final class ServerProcess implements AutoCloseable {
         Path log = workDir.resolve("server.log");
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         String base = "http://127.0.0.1:" + port;
-        ServerProcess server = new ServerProcess(p, base, log);
+        ServerProcess server = new ServerProcess(p, base, log, dataDir);
         server.awaitReady(Duration.ofSeconds(180));
         return server;
     }
@@ -84,6 +113,18 @@ final class ServerProcess implements AutoCloseable {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("Embedded PostgreSQL listening on (\\S+):(\\d+)")
                 .matcher(Files.readString(log));
         return m.find() ? m.group(1) + ":" + m.group(2) : null;
+    }
+
+    /** host:port of the embedded Redis the server started, as its log names it; null if none. */
+    String embeddedRedis() throws IOException {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("Embedded Redis listening on (\\S+):(\\d+)")
+                .matcher(Files.readString(log));
+        return m.find() ? m.group(1) + ":" + m.group(2) : null;
+    }
+
+    /** Ends the process at once: SIGKILL, no graceful stop, no last heartbeat. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
     }
 
     long pid() {

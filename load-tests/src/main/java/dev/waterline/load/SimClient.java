@@ -75,6 +75,11 @@ final class SimClient {
     private static final String WAKE = new String("wake");
     /** When this client's connection was dropped by a reconnect storm; 0 when none is pending. */
     private volatile long stormFrom;
+    /** When this client's node was killed under it; 0 when none is pending. */
+    private volatile long killedFrom;
+    /** The node this client connects to first ({@code index mod nodes}), and the one it is on now. */
+    private final int home;
+    private volatile int node;
     private final AtomicBoolean ackSignalled = new AtomicBoolean();
     private final Map<String, Pending> unanswered = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
@@ -91,7 +96,9 @@ final class SimClient {
     private long nextDropNanos = Long.MAX_VALUE;
     private Thread writer;
 
-    SimClient(LoadRun run, String userId, String token, Behaviour behaviour) {
+    SimClient(LoadRun run, String userId, String token, Behaviour behaviour, int home) {
+        this.home = home;
+        this.node = home;
         this.run = run;
         this.userId = userId;
         this.token = token;
@@ -299,7 +306,7 @@ final class SimClient {
                 run.firstConnects.acquire();
             }
             try {
-                link = run.connector.connect(URI.create(run.wsUrl), token, events).get(15, TimeUnit.SECONDS);
+                link = run.connector.connect(URI.create(run.ws(node)), token, events).get(15, TimeUnit.SECONDS);
                 events.own = link;
                 phase = "welcome";
                 welcomed.get(15, TimeUnit.SECONDS);
@@ -316,6 +323,9 @@ final class SimClient {
             if (!first) {
                 run.stats.reconnects.increment();
             }
+            if (node != home) {
+                run.stats.failovers.increment();
+            }
             phase = "resync";
             resync();
             connected = true;
@@ -323,6 +333,11 @@ final class SimClient {
             if (from != 0) {
                 stormFrom = 0;
                 Stats.record(run.stats.stormRecovery, from);
+            }
+            long killed = killedFrom;
+            if (killed != 0) {
+                killedFrom = 0;
+                Stats.record(run.stats.killRecovery, killed);
             }
             ackSignalled.set(false);
             for (Map.Entry<String, Pending> p : unanswered.entrySet()) {
@@ -336,15 +351,35 @@ final class SimClient {
                 run.stats.connectFailed(phase, e);
             }
             offline();
+            if (phase.equals("upgrade") && run.nodeCount() > 1) {
+                // the node does not answer: fail over to the next one, as a client given a list of
+                // a deployment's addresses does
+                node = (node + 1) % run.nodeCount();
+            }
             pause(500);
         }
     }
 
+    /** The node this client is on (or trying). */
+    int node() {
+        return node;
+    }
+
+    /** Its node is being killed: the time until it has reconnected elsewhere and resynced is recorded. */
+    void nodeDies(long atNanos) {
+        killedFrom = atNanos;
+    }
+
     /** Pages every chat's history since the last message up to which this client holds all. */
     void resync() {
+        resyncFrom(run.base(node));
+    }
+
+    /** {@link #resync} from the node at {@code base} (the final resync reads from the first node, which is never killed). */
+    void resyncFrom(String base) {
         for (String chat : chats) {
             Cursor c = cursors.get(chat);
-            for (JsonNode m : run.history(token, chat, c.since())) {
+            for (JsonNode m : run.history(base, token, chat, c.since())) {
                 run.stats.syncedMessages.increment();
                 received(m);
             }

@@ -36,6 +36,12 @@ final class Stats {
 
     /** send → accepted, µs. */
     final Histogram acceptLatency = new ConcurrentHistogram(3_600_000_000L, 3);
+    /** --kill-node-at: the killed node's clients, and per client kill → reconnected elsewhere and resynced, µs. */
+    final AtomicLong killedClients = new AtomicLong();
+    final Histogram killRecovery = new ConcurrentHistogram(3_600_000_000L, 3);
+    /** Connections made to a node other than the client's own (it failed over). */
+    final java.util.concurrent.atomic.LongAdder failovers = new java.util.concurrent.atomic.LongAdder();
+
     /** Reconnect storm: clients dropped at once, and per client drop → reconnected and resynced, µs. */
     final AtomicLong stormClients = new AtomicLong();
     final Histogram stormRecovery = new ConcurrentHistogram(3_600_000_000L, 3);
