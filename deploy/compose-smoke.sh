@@ -12,9 +12,13 @@
 #      and resync, and every accepted message is reconciled (exit code 2 if any was lost);
 #   4. `docker stop` of the app: a real SIGTERM to java, which must exit 143 after Spring's
 #      graceful shutdown, within the grace period;
-#   5. `./mvnw spring-boot:test-run` (TestWaterlineApplication: PostgreSQL and Redis through
+#   5. the cluster profile: a second app node and HAProxy; the walkthrough across the two nodes
+#      (the message sent on one, received and acked on the other) and through HAProxy; then the
+#      load generator over both nodes, `docker kill` of the second under load, its clients failing
+#      over to the first, every accepted message reconciled;
+#   6. `./mvnw spring-boot:test-run` (TestWaterlineApplication: PostgreSQL and Redis through
 #      Testcontainers, on the same images) and the walkthrough against it (--skip-test-run to omit);
-#   6. `down -v`, whatever happened (the logs are printed first when something failed).
+#   7. `down -v`, whatever happened (the logs are printed first when something failed).
 #
 # Where no registry can be reached, build the images from Debian packages first:
 #   eval "$(deploy/local-images.sh)" && deploy/compose-smoke.sh
@@ -49,6 +53,8 @@ docker info >/dev/null 2>&1 || { echo "compose-smoke: no Docker engine answers (
 export COMPOSE_PROJECT_NAME=waterline-smoke
 export WATERLINE_IMAGE=${WATERLINE_IMAGE:-waterline:smoke}
 export WATERLINE_PORT=${WATERLINE_PORT:-18080} PROMETHEUS_PORT=${PROMETHEUS_PORT:-19090} GRAFANA_PORT=${GRAFANA_PORT:-13000}
+export WATERLINE_PORT_2=${WATERLINE_PORT_2:-18082} HAPROXY_PORT=${HAPROXY_PORT:-18083}
+export HAPROXY_IMAGE=${HAPROXY_IMAGE:-haproxy:2.6}
 export GRAFANA_IMAGE=${GRAFANA_IMAGE:-grafana/grafana:12.1.0}
 app_url=http://127.0.0.1:$WATERLINE_PORT
 out=target/compose-smoke
@@ -67,11 +73,11 @@ finish() {
     fi
     if [ "$failed" = 1 ]; then
         say "FAILED (exit $rc); the stack's logs are in $out/stack.log"
-        "${compose[@]}" logs --no-color > "$out/stack.log" 2>&1 || true
+        "${compose[@]}" --profile cluster logs --no-color > "$out/stack.log" 2>&1 || true
         tail -n 60 "$out/stack.log" || true
     fi
     say "down -v"
-    "${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || say "down -v failed: remove the project waterline-smoke by hand"
+    "${compose[@]}" --profile cluster down -v --remove-orphans >/dev/null 2>&1 || say "down -v failed: remove the project waterline-smoke by hand"
     exit "$rc"
 }
 trap finish EXIT
@@ -133,7 +139,7 @@ health redis 60
 health app 180
 health prometheus 60
 
-say "1/4 the walkthrough against the stack"
+say "1/5 the walkthrough against the stack"
 "${load[@]}" walkthrough --url "$app_url" --prometheus "http://127.0.0.1:$PROMETHEUS_PORT" --timeout PT90S
 
 if [ "$grafana" = 1 ]; then
@@ -145,7 +151,7 @@ if [ "$grafana" = 1 ]; then
     say "Grafana serves the provisioned dashboard and datasource"
 fi
 
-say "2/4 docker kill of the app under load, restart, reconcile"
+say "2/5 docker kill of the app under load, restart, reconcile"
 "${load[@]}" --url "$app_url" --clients 20 --rate 100 --duration PT60S --ramp-up PT2S --pattern mixed --group-size 4 \
     --drain PT90S --outbox-drain PT30S --out "$out/load" --label compose-kill --quiet > "$out/load.txt" 2>&1 &
 load_pid=$!
@@ -172,7 +178,7 @@ reconnects=$(grep -o '"reconnects" : [0-9]*' "$out/load/report.json" | grep -o '
 [ "${reconnects:-0}" -gt 0 ] || { say "no client reconnected: the kill did not happen under load"; exit 1; }
 say "the kill cost nothing: 0 lost, $reconnects reconnects"
 
-say "3/4 docker stop of the app: SIGTERM to java (PID 1), graceful shutdown within the grace period"
+say "3/5 docker stop of the app: SIGTERM to java (PID 1), graceful shutdown within the grace period"
 app_id=$("${compose[@]}" ps -q app)
 stop_started=$SECONDS
 "${compose[@]}" stop app >/dev/null
@@ -186,8 +192,39 @@ grep -q "Commencing graceful shutdown" "$out/app-stop.log" && grep -q "Graceful 
     || { say "the app's log does not show Spring's graceful shutdown (see $out/app-stop.log)"; exit 1; }
 say "the app stopped gracefully in ${stop_took} s (exit 143)"
 
+say "4/5 the cluster profile: a second node and HAProxy in front of both"
+"${compose[@]}" --profile cluster up -d app app2 haproxy
+health app 180
+health app2 180
+health haproxy 60
+"${load[@]}" walkthrough --url "$app_url" --peer-url "http://127.0.0.1:$WATERLINE_PORT_2" --timeout PT60S
+"${load[@]}" walkthrough --url "http://127.0.0.1:$HAPROXY_PORT" --timeout PT60S
+"${load[@]}" --urls "$app_url,http://127.0.0.1:$WATERLINE_PORT_2" --clients 20 --rate 100 --duration PT60S --ramp-up PT2S \
+    --pattern mixed --group-size 4 --drain PT90S --outbox-drain PT60S --out "$out/cluster-load" --label compose-cluster-kill \
+    --quiet > "$out/cluster-load.txt" 2>&1 &
+load_pid=$!
+base=$(metric waterline_messages_accepted_total)
+deadline=$((SECONDS + 60))
+while [ "$(metric waterline_messages_accepted_total)" -lt $((base + 150)) ]; do
+    [ "$SECONDS" -lt "$deadline" ] || { say "the cluster load was not accepted (see $out/cluster-load.txt)"; kill "$load_pid"; exit 1; }
+    sleep 1
+done
+docker kill "$("${compose[@]}" --profile cluster ps -q app2)" >/dev/null
+say "killed app2 under load; its clients fail over to app"
+set +e
+wait "$load_pid"
+load_rc=$?
+set -e
+sed -n '1,45p' "$out/cluster-load.txt"
+[ "$load_rc" = 0 ] || { say "the cluster load after the kill did not reconcile (exit $load_rc)"; exit 1; }
+grep -q '"lost" : 0' "$out/cluster-load/report.json" || { say "cluster report.json does not say 0 lost"; exit 1; }
+failovers=$(grep -o '"failovers" : [0-9]*' "$out/cluster-load/report.json" | grep -o '[0-9]*$' || echo 0)
+[ "${failovers:-0}" -gt 0 ] || { say "no client failed over: the kill did not happen under load"; exit 1; }
+say "a node's death cost nothing: 0 lost, $failovers failovers"
+"${compose[@]}" --profile cluster stop haproxy app >/dev/null
+
 if [ "$test_run" = 1 ]; then
-    say "4/4 ./mvnw spring-boot:test-run (Testcontainers: ${POSTGRES_IMAGE:-postgres:17}, ${REDIS_IMAGE:-redis:7})"
+    say "5/5 ./mvnw spring-boot:test-run (Testcontainers: ${POSTGRES_IMAGE:-postgres:17}, ${REDIS_IMAGE:-redis:7})"
     # No Ryuk (its image may not be pullable): the containers are stopped when the app's context
     # closes (SIGTERM below), and anything left is removed by label afterwards. The engine is
     # local, so its published ports are on localhost: say so, or Testcontainers running inside a

@@ -17,6 +17,7 @@
 #   postgres:17               waterline-local/postgres:17       trixie, postgresql-17
 #   redis:7                   waterline-local/redis:7           bookworm, redis-server 7.0
 #   prom/prometheus           waterline-local/prometheus:2      bookworm, prometheus 2.42
+#   haproxy:2.6               waterline-local/haproxy:2.6       bookworm, haproxy 2.6 (the cluster profile)
 #   grafana/grafana           (none: Grafana is not in Debian; the smoke run leaves it out, and
 #                             ObservabilityIntegrationTests checks the dashboard's series against a live server)
 set -euo pipefail
@@ -74,12 +75,14 @@ base trixie jre openjdk-21-jre-headless,ca-certificates,passwd
 base trixie postgres postgresql-17
 base bookworm redis redis-server
 base bookworm prometheus prometheus,wget
+base bookworm haproxy haproxy
 
 image jdk waterline-local/jdk:21
 image jre waterline-local/jre:21
 image postgres waterline-local/postgres:17
 image redis waterline-local/redis:7
 image prometheus waterline-local/prometheus:2
+image haproxy waterline-local/haproxy:2.6
 
 cat <<'OUT'
 export JDK_IMAGE=waterline-local/jdk:21
@@ -87,4 +90,5 @@ export JRE_IMAGE=waterline-local/jre:21
 export POSTGRES_IMAGE=waterline-local/postgres:17
 export REDIS_IMAGE=waterline-local/redis:7
 export PROMETHEUS_IMAGE=waterline-local/prometheus:2
+export HAPROXY_IMAGE=waterline-local/haproxy:2.6
 OUT

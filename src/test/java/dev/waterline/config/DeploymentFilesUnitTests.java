@@ -37,7 +37,7 @@ class DeploymentFilesUnitTests {
     static final Path ROOT = Path.of("").toAbsolutePath();
     static final Map<String, String> IMAGE_VARIABLES = Map.of(
             "app", "WATERLINE_IMAGE", "postgres", "POSTGRES_IMAGE", "redis", "REDIS_IMAGE",
-            "prometheus", "PROMETHEUS_IMAGE", "grafana", "GRAFANA_IMAGE");
+            "prometheus", "PROMETHEUS_IMAGE", "grafana", "GRAFANA_IMAGE", "app2", "WATERLINE_IMAGE", "haproxy", "HAPROXY_IMAGE");
     static final Pattern OVERRIDABLE = Pattern.compile("\\$\\{([A-Z_]+):-([^}]+)}");
 
     @SuppressWarnings("unchecked")
@@ -75,6 +75,8 @@ class DeploymentFilesUnitTests {
             needs.forEach((other, how) -> assertThat(how.get("condition")).as(name + " → " + other).isEqualTo("service_healthy"));
         });
         assertThat(((Map<String, Object>) services.get("app").get("depends_on"))).containsOnlyKeys("postgres", "redis");
+        assertThat(((Map<String, Object>) services.get("app2").get("depends_on"))).containsOnlyKeys("postgres", "redis");
+        assertThat(((Map<String, Object>) services.get("haproxy").get("depends_on"))).containsOnlyKeys("app", "app2");
         // the app checks readiness: down while PostgreSQL or Redis is, and first on shutdown
         assertThat(services.get("app").get("healthcheck").toString()).contains("/actuator/health/readiness");
     }
@@ -117,6 +119,25 @@ class DeploymentFilesUnitTests {
      * Tomcat's graceful phase for REST requests still running (timeout-per-shutdown-phase).
      */
     @Test
+    @SuppressWarnings("unchecked")
+    void theClusterProfileRunsASecondNodeLikeTheFirstBehindHaproxyThatChecksReadinessAndKeepsWebSocketsOpen() throws IOException {
+        Map<String, Map<String, Object>> services = services();
+        assertThat((List<String>) services.get("app2").get("profiles")).containsExactly("cluster");
+        assertThat((List<String>) services.get("haproxy").get("profiles")).containsExactly("cluster");
+        assertThat(services.get("app").get("profiles")).as("the default profile is one node").isNull();
+        assertThat(services.get("app2").get("environment")).isEqualTo(services.get("app").get("environment"));
+        assertThat(services.get("app2").get("stop_grace_period")).isEqualTo(services.get("app").get("stop_grace_period"));
+        String haproxy = Files.readString(ROOT.resolve("deploy/haproxy/haproxy.cfg"));
+        assertThat(haproxy).contains("server app app:8080 check", "server app2 app2:8080 check",
+                "option httpchk GET /actuator/health/readiness");
+        Matcher tunnel = Pattern.compile("timeout tunnel (\\d+)h").matcher(haproxy);
+        assertThat(tunnel.find()).as("an upgraded WebSocket is not cut by the proxy's idle timeout").isTrue();
+        assertThat(Duration.ofHours(Long.parseLong(tunnel.group(1))))
+                .isGreaterThan(defaultOf(dev.waterline.reaper.ReaperProperties.class, "idleTimeout"));
+        assertThat((List<String>) services.get("haproxy").get("volumes")).contains("./deploy/haproxy:/usr/local/etc/haproxy:ro");
+    }
+
+    @Test
     void dockerGivesTheAppMoreTimeToStopThanItsShutdownCanTake() throws Exception {
         Duration ingest = defaultOf(InboundProperties.class, "drainTimeout").plus(defaultOf(InboundProperties.class, "commitTimeout"))
                 .plusSeconds(1);
@@ -139,9 +160,10 @@ class DeploymentFilesUnitTests {
         List<Map<String, Object>> jobs = (List<Map<String, Object>>) config.get("scrape_configs");
         Map<String, Object> app = jobs.stream().filter(j -> "waterline".equals(j.get("job_name"))).findFirst().orElseThrow();
         assertThat(app.get("metrics_path")).isEqualTo("/actuator/prometheus");
-        List<String> targets = (List<String>) ((List<Map<String, Object>>) app.get("static_configs")).getFirst().get("targets");
-        assertThat(targets).containsExactly("app:8080");
-        assertThat(services()).containsKey("app");
+        Map<String, Object> dns = ((List<Map<String, Object>>) app.get("dns_sd_configs")).getFirst();
+        assertThat((List<String>) dns.get("names")).as("every app node, by its service name").containsExactlyInAnyOrder("app", "app2");
+        assertThat(dns.get("port")).isEqualTo(8080);
+        assertThat(services()).containsKeys("app", "app2");
 
         List<String> mounts = (List<String>) services().get("prometheus").get("volumes");
         assertThat(mounts).contains("./deploy/prometheus:/etc/prometheus:ro");

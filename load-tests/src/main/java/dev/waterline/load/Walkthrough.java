@@ -50,6 +50,10 @@ public final class Walkthrough implements Callable<Integer> {
     @Option(names = "--url", defaultValue = "http://127.0.0.1:8080", description = "Server base URL. Default: ${DEFAULT-VALUE}")
     String url;
 
+    @Option(names = "--peer-url", description = "Another node of the same cluster: the second user connects there, so the"
+            + " message crosses from one node to the other (PROTOCOL.md §8).")
+    String peerUrl;
+
     @Option(names = "--prometheus", description = "Also check this Prometheus (e.g. http://127.0.0.1:9090): the server is an up target, the §5 series are there.")
     String prometheus;
 
@@ -89,9 +93,10 @@ public final class Walkthrough implements Callable<Integer> {
         String alice = "walk-alice-" + run;
         String bob = "walk-bob-" + run;
 
+        String bobBase = peerUrl == null ? base : peerUrl.replaceAll("/+$", "");
         String aliceToken = devToken(base, alice);
-        String bobToken = devToken(base, bob);
-        step("dev tokens for " + alice + " and " + bob);
+        String bobToken = devToken(bobBase, bob);
+        step("dev tokens for " + alice + " and " + bob + (peerUrl == null ? "" : " (" + bob + " on " + bobBase + ")"));
 
         HttpResponse<String> created = send(HttpRequest.newBuilder(URI.create(base + "/api/chats"))
                 .header("Authorization", "Bearer " + aliceToken).header("Content-Type", "application/json")
@@ -100,7 +105,7 @@ public final class Walkthrough implements Callable<Integer> {
         String chatId = JSON.readTree(created.body()).get("chatId").asString();
         step("chat " + chatId + " created");
 
-        try (Socket bobWs = Socket.open(http, base, bobToken); Socket aliceWs = Socket.open(http, base, aliceToken)) {
+        try (Socket bobWs = Socket.open(http, bobBase, bobToken); Socket aliceWs = Socket.open(http, base, aliceToken)) {
             JsonNode welcome = bobWs.next(f -> true, timeout);
             check("welcome".equals(welcome.path("type").asString()) && bob.equals(welcome.path("userId").asString()),
                     "bob's first frame was not his welcome: " + welcome);
@@ -120,17 +125,17 @@ public final class Walkthrough implements Callable<Integer> {
             check(messageId.equals(message.path("messageId").asString()) && alice.equals(message.path("senderId").asString())
                             && "hello from the walkthrough".equals(message.path("body").asString()) && message.path("seq").asLong() == seq,
                     "bob's message frame is not the accepted message: " + message);
-            double acksBefore = counter(base, "waterline_acks_total");
+            double acksBefore = counter(bobBase, "waterline_acks_total");
             bobWs.send(JSON.writeValueAsString(Map.of("type", "ack", "ids", List.of(message.get("deliveryId").asLong()))));
             bobWs.send("{\"type\":\"ping\"}");
             bobWs.next(f -> "pong".equals(f.path("type").asString()), timeout);
             // acks are recorded a moment after they are read; one that comes after its connection
             // closed is rightly dropped (the close withdrew the delivery), so wait for it while open
-            awaitCounterAbove(base, "waterline_acks_total", acksBefore);
+            awaitCounterAbove(bobBase, "waterline_acks_total", acksBefore);
             step("bob got the message and acked delivery " + message.get("deliveryId").asLong() + "; the server recorded the ack");
         }
 
-        HttpResponse<String> page = send(HttpRequest.newBuilder(URI.create(base + "/api/chats/" + enc(chatId) + "/messages?limit=10"))
+        HttpResponse<String> page = send(HttpRequest.newBuilder(URI.create(bobBase + "/api/chats/" + enc(chatId) + "/messages?limit=10"))
                 .header("Authorization", "Bearer " + bobToken).GET());
         check(page.statusCode() == 200, "the history page answered " + page.statusCode() + " " + page.body());
         JsonNode messages = JSON.readTree(page.body()).get("messages");
