@@ -120,7 +120,7 @@ class DeploymentFilesUnitTests {
      */
     @Test
     @SuppressWarnings("unchecked")
-    void theClusterProfileRunsASecondNodeLikeTheFirstBehindHaproxyThatChecksReadinessAndKeepsWebSocketsOpen() throws IOException {
+    void theClusterProfileRunsASecondNodeLikeTheFirstBehindHaproxyThatChecksReadinessAndKeepsWebSocketsOpen() throws Exception {
         Map<String, Map<String, Object>> services = services();
         assertThat((List<String>) services.get("app2").get("profiles")).containsExactly("cluster");
         assertThat((List<String>) services.get("haproxy").get("profiles")).containsExactly("cluster");
