@@ -1,22 +1,21 @@
 -- forget_orphans.lua: after a new generation, the reclaim leader removes from live delivery the
--- pinned users whose epoch Redis places on no live node (or on none at all): left over from a
--- Redis state older than the nodes' (a rollback), or from a node whose sweep was lost. Their pins
--- would hold the line down forever, and no node rebuilds them. Walks the pins a page at a time.
--- The users' own keys are named from their ids (_keys.lua), as in withdraw_node.lua.
+-- pinned users whose epoch Redis places on no node in wl:nodes (or on none at all): left over
+-- from a Redis state older than the nodes' (a rollback), or from a node whose sweep was lost.
+-- Their pins would hold the line down forever, and no node rebuilds them. A node counts as long
+-- as it is in wl:nodes, however old its heartbeat: one that missed its heartbeats is the sweep's
+-- (which leaves a tombstone, so that the node closes its connections should it wake), never
+-- this script's. Walks the pins a page at a time. The users' own keys are named from their ids
+-- (_keys.lua), as in withdraw_node.lua.
 --
 -- KEYS[1] wl:pins   KEYS[2] wl:nodes   KEYS[3] wl:cnt
--- ARGV[1] first rank of the page   ARGV[2] page size   ARGV[3] node timeout in ms
+-- ARGV[1] first rank of the page   ARGV[2] page size
 -- (userkey and nodeusers come from _keys.lua, loaded in front of this script.)
 -- Returns {users in the page, users removed}.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local oldest = now - tonumber(ARGV[3])
 local page = redis.call('ZRANGE', KEYS[1], ARGV[1], tonumber(ARGV[1]) + tonumber(ARGV[2]) - 1)
 local removed = 0
 for _, user in ipairs(page) do
   local node = redis.call('GET', userkey('node', user))
-  local beat = node and redis.call('ZSCORE', KEYS[2], node)
-  if not beat or tonumber(beat) < oldest then
+  if not node or not redis.call('ZSCORE', KEYS[2], node) then
     redis.call('DEL', userkey('sess', user), userkey('pend', user), userkey('shed', user), userkey('node', user))
     redis.call('HDEL', KEYS[3], user)
     redis.call('ZREM', KEYS[1], user)

@@ -1,10 +1,11 @@
 -- reassert.lua: a delivery path found Redis not naming a connection this node holds as its
 -- user's current one. In the single-node mode only Redis can be wrong (it was down when the
 -- connection opened, or lost its data): the connection is named again, and what an earlier one
--- had pending or owed is dropped. In the cluster Redis may be right: another node's newer
--- connection is the epoch (this one is superseded), or this node was declared dead and its
--- connections withdrawn. Then nothing is changed and the caller closes its connection; only a
--- user that no connection holds, on a node that is alive, is named again.
+-- had pending or owed is dropped. In the cluster Redis may be right, and cannot tell: another
+-- node's newer connection is the epoch (this one is superseded), or the epoch was removed on
+-- purpose (a poller elsewhere withdrew the connection and its close was lost; this node was
+-- declared dead), or Redis lost it. So the cluster never re-names one: nothing is changed and
+-- the caller closes its connection, whose client reconnects and resyncs.
 --
 -- KEYS[1] wl:sess:{user}   KEYS[2] wl:pend:{user}   KEYS[3] wl:shed:{user}   KEYS[4] wl:node:{user}
 -- KEYS[5] wl:cnt           KEYS[6] wl:pins          KEYS[7] wl:users:<node>  KEYS[8] wl:nodes
@@ -12,8 +13,8 @@
 -- ARGV[2] user id
 -- ARGV[3] this node
 -- ARGV[4] '1' in the cluster, '0' in the single-node mode
--- Returns 1 when it named the connection, 0 when Redis already did, -1 when the connection must
--- close (cluster: superseded, or this node is not alive).
+-- Returns 1 when it named the connection, 0 when Redis already did; in the cluster -1 when
+-- another connection is the epoch (close it: 4009) and -2 when none is (close it: 1012).
 local current = redis.call('GET', KEYS[1])
 if current == ARGV[1] then
   return 0
@@ -22,9 +23,7 @@ if ARGV[4] == '1' then
   if current then
     return -1
   end
-  if not redis.call('ZSCORE', KEYS[8], ARGV[3]) then
-    return -1
-  end
+  return -2
 end
 local previousNode = redis.call('GET', KEYS[4])
 if previousNode and previousNode ~= ARGV[3] then

@@ -4,9 +4,10 @@
 -- already pending, and any pending or owed id up to that highest id that the scan did not find
 -- (its row was retired or deleted meanwhile, e.g. left over from an older Redis state) is
 -- dropped. Ids above it were recorded after the scan and stay. Conservative: a row that was acked
--- before Redis lost it is simply written and acked once more. In the cluster, a connection that
--- Redis says is superseded by another, or on a node that is not alive, is left alone and the
--- caller closes it.
+-- before Redis lost it is simply written and acked once more. In the cluster only a connection
+-- Redis still names, on a node Redis counts alive, is rebuilt: one it does not name was
+-- superseded, or withdrawn on purpose, or lost with Redis's data, and reassert.lua explains why
+-- none of these may be named again; the caller closes it, and its client resyncs.
 --
 -- KEYS[1] wl:sess:{user}   KEYS[2] wl:pend:{user}   KEYS[3] wl:shed:{user}   KEYS[4] wl:node:{user}
 -- KEYS[5] wl:cnt           KEYS[6] wl:pins          KEYS[7] wl:users:<node>  KEYS[8] wl:nodes
@@ -17,11 +18,15 @@
 -- ARGV[5] the highest outbox id the scan saw
 -- ARGV[6..] the user's delivery ids the scan found in delivery
 -- (repin comes from _repin.lua, loaded in front of this script.)
--- Returns 1, or -1 when the connection must close (cluster: superseded, or this node not alive).
+-- Returns 1; in the cluster -1 when another connection is the epoch (close it: 4009) and -2 when
+-- none is, or this node is not alive (close it: 1012).
 if ARGV[4] == '1' then
   local current = redis.call('GET', KEYS[1])
-  if (current and current ~= ARGV[1]) or not redis.call('ZSCORE', KEYS[8], ARGV[3]) then
+  if current and current ~= ARGV[1] then
     return -1
+  end
+  if not current or not redis.call('ZSCORE', KEYS[8], ARGV[3]) then
+    return -2
   end
 end
 local previousNode = redis.call('GET', KEYS[4])

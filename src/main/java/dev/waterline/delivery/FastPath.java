@@ -145,13 +145,20 @@ public class FastPath implements SmartLifecycle {
     /**
      * Rows handed over by another node (the fast path there found their recipients connected
      * here): queued for the workers like rows committed here, or owed when the queue is full. A
-     * recipient no longer connected here is skipped: whoever holds it now resynced at connect.
+     * recipient not connected here is skipped (whoever holds it now resynced at connect), and a
+     * ghost epoch Redis still places here for it removed.
      */
     void arrived(List<OutboxRow> rows) {
         Map<ClientSession, List<OutboxRow>> shedding = null;
         for (OutboxRow row : rows) {
             ClientSession to = sessions.get(row.recipientId());
-            if (to == null || (properties.fastPath() && queue.offer(row))) {
+            if (to == null) {
+                // Redis placed the user here when the rows were routed, but no connection here is
+                // its: a ghost epoch, which would hold the line with what is owed to it
+                watermark.forgetGhost(row.recipientId());
+                continue;
+            }
+            if (properties.fastPath() && queue.offer(row)) {
                 continue;
             }
             if (shedding == null) {
@@ -269,8 +276,18 @@ public class FastPath implements SmartLifecycle {
             recorded = null;
         }
         int i = 0;
+        List<OutboxRow> elsewhere = null;
         for (var e : byRecipient.entrySet()) {
             if (recorded != null && !recorded[i++]) {
+                // Redis names another connection for this user (its connection on another node
+                // superseded this one, whose close has not come) or none: the rows go where Redis
+                // says the user is now, as any row of another node's client, never dropped
+                if (presence.clustered()) {
+                    if (elsewhere == null) {
+                        elsewhere = new ArrayList<>();
+                    }
+                    elsewhere.addAll(e.getValue());
+                }
                 continue;
             }
             ClientSession to = e.getKey();
@@ -281,6 +298,9 @@ public class FastPath implements SmartLifecycle {
                 }
             }
             metrics.delivered(true, written);
+        }
+        if (elsewhere != null) {
+            routeNow(elsewhere);
         }
     }
 

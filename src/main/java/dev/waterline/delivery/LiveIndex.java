@@ -17,9 +17,10 @@ import org.springframework.stereotype.Component;
  * data since): the connection's epoch is re-asserted under its user's lock (keeping whatever was
  * recorded for it meanwhile), the delivery recorded again, and the index distrusted until it has
  * been rebuilt. In the cluster Redis may be right (another node's newer connection holds the
- * user, or this node was declared dead and its connections withdrawn): then the connection is
- * closed (4009) and its client reconnects and resyncs; only an epoch Redis lost altogether, on a
- * node that is alive, is re-asserted.
+ * user, or a poller elsewhere withdrew it and the close was lost, or this node was declared
+ * dead), and it cannot tell those from a loss of its data: the connection is closed (4009 when
+ * another connection holds the user, 1012 otherwise), never re-asserted, and its client
+ * reconnects and resyncs.
  */
 @Component
 class LiveIndex {
@@ -93,8 +94,12 @@ class LiveIndex {
             }
             return named;
         });
-        if (r < 0) {
-            to.close(4009, "superseded: this user's connection is held elsewhere");
+        if (r == WatermarkIndex.SUPERSEDED) {
+            to.close(4009, "superseded by a newer connection on another node");
+            return false;
+        }
+        if (r == WatermarkIndex.GONE) {
+            to.close(1012, "this connection left live delivery; reconnect and resync");
             return false;
         }
         return sessions.isCurrent(to);
@@ -116,6 +121,28 @@ class LiveIndex {
             return null;
         }
         return watermark.status(user, sessionId, marker.token(), marker.generation(), presence.clustered(), ids);
+    }
+
+    /**
+     * {@link WatermarkIndex#locateIfWhole}: where these users are, or null when the index is not
+     * known to be whole under {@code marker} (then no row may be retired for want of a recipient).
+     */
+    java.util.Map<String, String[]> locateIfWhole(java.util.Collection<String> users, MarkerStore.Marker marker) {
+        return watermark.locateIfWhole(users, marker.token(), marker.generation(), presence.clustered());
+    }
+
+    /**
+     * A user Redis places on this node holds no connection here (a connect whose answer was lost,
+     * a connection registered as this node was declared dead): its epoch is removed, under the
+     * user's lock, so that nothing owed to it holds the line. Never an ack: history has it all.
+     */
+    void forgetGhost(String user) {
+        sessions.underUserLock(user, () -> {
+            if (sessions.get(user) == null) {
+                watermark.forgetUser(user, presence.nodeId());
+            }
+            return null;
+        });
     }
 
     /** Something may have gone unrecorded in Redis. */

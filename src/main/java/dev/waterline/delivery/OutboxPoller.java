@@ -21,8 +21,10 @@ import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
 import dev.waterline.watermark.MarkerStore;
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.presence.ClusterProperties;
 import dev.waterline.presence.Location;
 import dev.waterline.presence.Presence;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -76,7 +78,16 @@ public class OutboxPoller implements SmartLifecycle {
 
     OutboxPoller(DeliveryProperties properties, OutboxStore outbox, SessionRegistry sessions,
                  LiveIndex watermark, MarkerStore markers, Presence presence, Withdrawals withdrawals, ReaperProperties reapers,
-                 WaterlineMetrics metrics, Loops loops) {
+                 WaterlineMetrics metrics, Loops loops, ClusterProperties cluster,
+                 @Value("${waterline.reclaim.interval:1s}") Duration reclaimInterval) {
+        if (presence.clustered() && properties.lease().compareTo(cluster.trustTtl().plus(reclaimInterval.multipliedBy(3))) <= 0) {
+            // A node that lost track of a write stops vouching for the index within its trust's
+            // life, and the leader's word to the pollers lives three reclaim passes: a row written
+            // unrecorded just before must not fall due for a poller before both have run out.
+            throw new IllegalArgumentException("waterline.delivery.lease (" + properties.lease() + ") must be longer than three"
+                    + " waterline.cluster.heartbeat-interval and three waterline.reclaim.interval together ("
+                    + cluster.trustTtl().plus(reclaimInterval.multipliedBy(3)) + ")");
+        }
         this.loops = loops;
         this.markers = markers;
         this.presence = presence;
@@ -114,13 +125,29 @@ public class OutboxPoller implements SmartLifecycle {
                 notHere.add(user);
             }
         }
-        Map<String, Location> elsewhere = presence.clustered() ? presence.elsewhere(notHere) : Map.of();
+        // In the cluster "connected nowhere" is Redis's word, sound only while the index is whole:
+        // read with the same checks as the status of a row (null: judge none of them this pass)
+        Map<String, String[]> located = presence.clustered() && !notHere.isEmpty() ? watermark.locateIfWhole(notHere, marker) : Map.of();
+        Map<String, Location> elsewhere = new LinkedHashMap<>();
+        if (located != null) {
+            located.forEach((user, where) -> {
+                if (where[0].equals(presence.nodeId())) {
+                    watermark.forgetGhost(user);   // placed here, but no connection here is its
+                }
+                else {
+                    elsewhere.put(user, new Location(user, where[0], where[1]));
+                }
+            });
+        }
         List<Long> retired = new ArrayList<>();
         Map<String, List<OutboxRow>> forward = new LinkedHashMap<>();
         for (var e : byRecipient.entrySet()) {
             List<OutboxRow> mine = e.getValue();
             ClientSession to = sessions.get(e.getKey());
             Location there = to == null ? elsewhere.get(e.getKey()) : null;
+            if (to == null && there == null && located == null) {
+                continue;   // the index is not known to be whole: the lease brings the rows back
+            }
             if (to == null && there == null) {
                 // connected nowhere: the client recovers from history on reconnect, and an
                 // offline recipient holds nothing down
@@ -191,6 +218,9 @@ public class OutboxPoller implements SmartLifecycle {
             ClientSession to = sessions.get(r.recipientId());
             if (to != null) {
                 byRecipient.computeIfAbsent(to, k -> new ArrayList<>()).add(r);
+            }
+            else {
+                watermark.forgetGhost(r.recipientId());
             }
         }
         for (var e : byRecipient.entrySet()) {

@@ -150,6 +150,9 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                     // this connection could live beside the user's connection on another node.
                     log.warn("could not register " + userId + "'s connection in Redis; closing it (1011): " + Failures.describe(e));
                     sessions.unregister(conn);
+                    // the script may have run and only its answer been lost: an epoch without its
+                    // connection, which the rebuild this suspicion brings removes
+                    health.suspect();
                     outcome[0] = 2;
                     return previous;
                 }

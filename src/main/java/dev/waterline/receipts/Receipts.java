@@ -138,14 +138,14 @@ public class Receipts implements SmartLifecycle {
                     }
                 }
             }
-            if (!elsewhere.isEmpty()) {
-                presence.elsewhere(elsewhere.keySet()).forEach((member, where) -> elsewhere.get(member)
-                        .forEach(frame -> presence.send(where, frame)));
-            }
             for (ReadRequest r : reads) {
                 if (!members.contains(r.chatId() + '\u0000' + r.from().userId())) {
                     r.from().send(Frames.error("not_found", "no such chat", null));
                 }
+            }
+            if (!elsewhere.isEmpty()) {
+                presence.elsewhere(elsewhere.keySet()).forEach((member, where) -> elsewhere.get(member)
+                        .forEach(frame -> presence.send(where, frame)));
             }
         }
         catch (RuntimeException e) {

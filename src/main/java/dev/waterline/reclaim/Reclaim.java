@@ -80,7 +80,6 @@ public class Reclaim implements SmartLifecycle {
     private final OutboxStore outbox;
     private final SessionRegistry sessions;
     private final Presence presence;
-    private final ClusterProperties cluster;
     private final Leadership leadership;
     private final WaterlineMetrics metrics;
     private final IndexHealth health;
@@ -106,7 +105,6 @@ public class Reclaim implements SmartLifecycle {
         this.outbox = outbox;
         this.sessions = sessions;
         this.presence = presence;
-        this.cluster = cluster;
         this.leadership = leadership;
         this.metrics = metrics;
         this.clock = clock;
@@ -125,6 +123,9 @@ public class Reclaim implements SmartLifecycle {
 
     /** One pass: the leader's part where this node leads, then this node's own. Returns rows deleted. */
     public long pass() {
+        // Redis first: a leader cut off from Redis must not keep its lease (renewed here every
+        // pass) while it can do none of the leader's work; it lets the lease run out instead
+        watermark.generation();
         long epoch = leadership.lead();
         long deleted = epoch >= 0 ? lead(epoch) : 0;
         keep();
@@ -229,7 +230,7 @@ public class Reclaim implements SmartLifecycle {
             return;
         }
         watermark.newGeneration(next.token(), next.generation());
-        long orphans = presence.clustered() ? watermark.forgetOrphans(cluster.nodeTimeout()) : 0;
+        long orphans = presence.clustered() ? watermark.forgetOrphans() : 0;
         generations.increment();
         log.info("generation " + next.generation() + " of the watermark index (" + why + "): every node rebuilds its part"
                 + (orphans > 0 ? "; " + orphans + " pinned users on no live node forgotten" : ""));
@@ -259,8 +260,9 @@ public class Reclaim implements SmartLifecycle {
      * owed, every row of its still in delivery (conservative: some may have been acked, and are
      * written and acked again), and loses pending or owed ids the scan did not find; users that
      * hold a pin but have no connection here lose it (in the cluster: only those Redis places on
-     * this node). A connection Redis says another node's newer one superseded, or that this node
-     * no longer may hold (it was declared dead), is closed (4009): its client reconnects and
+     * this node, and every user it places on this node). In the cluster a connection Redis no
+     * longer names (another node's newer one superseded it: 4009; it was withdrawn, declared dead
+     * or lost with Redis's data: 1012) is closed, never named again: its client reconnects and
      * resyncs. Only if Redis still holds {@code generation} at the end (no flush meanwhile) and no
      * suspicion arose meanwhile is this node's part trusted under it.
      */
@@ -269,7 +271,13 @@ public class Reclaim implements SmartLifecycle {
         boolean clustered = presence.clustered();
         String node = presence.nodeId();
         OutboxStore.InDelivery scan = outbox.inDelivery(user -> sessions.get(user) != null);
-        for (String user : watermark.pinnedUsers()) {
+        java.util.Set<String> leftovers = new java.util.HashSet<>(watermark.pinnedUsers());
+        if (clustered) {
+            // and every user Redis places on this node, pinned or not: an epoch left without its
+            // connection (a connect whose answer was lost) would take what is owed to it
+            leftovers.addAll(watermark.nodeUsers(node));
+        }
+        for (String user : leftovers) {
             sessions.underUserLock(user, () -> {
                 if (sessions.get(user) == null) {
                     watermark.forgetUser(user, clustered ? node : null);
@@ -285,15 +293,19 @@ public class Reclaim implements SmartLifecycle {
                 if (!sessions.isCurrent(s)) {
                     return 0;
                 }
-                if (watermark.rebuildUser(s, node, clustered, scan.highestId(), ids)) {
-                    return 1;
+                int r = watermark.rebuildUser(s, node, clustered, scan.highestId(), ids);
+                if (r < 0) {
+                    sessions.unregister(s);
                 }
-                sessions.unregister(s);
-                return -1;
+                return r;
             });
-            if (kept < 0) {
+            if (kept == WatermarkIndex.SUPERSEDED) {
                 superseded++;
-                s.close(4009, "superseded: another node holds this user's connection");
+                s.close(4009, "superseded by a newer connection on another node");
+            }
+            else if (kept == WatermarkIndex.GONE) {
+                superseded++;
+                s.close(1012, "this connection left live delivery; reconnect and resync");
             }
             connections += Math.max(kept, 0);
         }
@@ -304,7 +316,7 @@ public class Reclaim implements SmartLifecycle {
         rebuilds.increment();
         boolean trusted = health.trust(generation, seen);
         log.info("this node's part of the watermark index rebuilt under generation " + generation + " for " + connections
-                + " connections" + (superseded > 0 ? " (" + superseded + " superseded elsewhere, closed)" : "")
+                + " connections" + (superseded > 0 ? " (" + superseded + " no longer in live delivery, closed)" : "")
                 + (trusted ? "" : "; a suspicion arose meanwhile, rebuilding again on the next pass"));
     }
 

@@ -68,6 +68,8 @@ public class WatermarkIndex {
     private static final RedisScript<Long> WITHDRAW_NODE = RedisScript.of(KEYS + lua("withdraw_node"), Long.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> FORGET_ORPHANS = RedisScript.of(KEYS + lua("forget_orphans"), List.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> LOCATE = RedisScript.of(KEYS + lua("locate"), List.class);
 
     private final StringRedisTemplate redis;
 
@@ -218,11 +220,16 @@ public class WatermarkIndex {
         return grouped(OWE, groups);
     }
 
+    /** {@link #reassert} and {@link #rebuildUser}: another connection is the epoch (close it with 4009). */
+    public static final int SUPERSEDED = -1;
+    /** {@link #reassert} and {@link #rebuildUser}: no connection is the epoch, or this node is not alive (close it with 1012). */
+    public static final int GONE = -2;
+
     /**
-     * Names {@code s} as its user's epoch on {@code node} when Redis names no connection, or (the
-     * single-node mode only) another one. Returns 1 when it did, 0 when Redis already named it, -1
-     * when the connection must close instead (cluster: superseded, or this node is not alive).
-     * Records made for {@code s} meanwhile are kept.
+     * The single-node mode: names {@code s} as its user's epoch on {@code node} when Redis names
+     * another connection or none (Redis was down when it connected, or lost its data): 1 when it
+     * did, 0 when Redis already named it. Records made for {@code s} meanwhile are kept. The
+     * cluster never re-names one (reassert.lua says why): 0, {@link #SUPERSEDED} or {@link #GONE}.
      */
     public int reassert(ClientSession s, String node, boolean cluster) {
         Long r = redis.execute(REASSERT, keys(s.userId(), node), s.sessionId(), s.userId(), node, cluster ? "1" : "0");
@@ -275,11 +282,12 @@ public class WatermarkIndex {
     }
 
     /**
-     * Rebuild: names {@code s} as its user's epoch on {@code node}, records {@code ids} as owed to
-     * it, and drops pending or owed ids up to {@code scannedUpTo} that are not among them. False when
-     * the connection must close instead (cluster: superseded, or this node is not alive).
+     * Rebuild: names {@code s} as its user's epoch on {@code node} (the cluster: only if Redis still
+     * does), records {@code ids} as owed to it, and drops pending or owed ids up to
+     * {@code scannedUpTo} that are not among them. 1, or in the cluster {@link #SUPERSEDED} or
+     * {@link #GONE} when the connection must close instead.
      */
-    public boolean rebuildUser(ClientSession s, String node, boolean cluster, long scannedUpTo, long[] ids) {
+    public int rebuildUser(ClientSession s, String node, boolean cluster, long scannedUpTo, long[] ids) {
         List<String> args = new ArrayList<>(ids.length + 5);
         args.add(s.sessionId());
         args.add(s.userId());
@@ -290,7 +298,7 @@ public class WatermarkIndex {
             args.add(Long.toString(id));
         }
         Long r = redis.execute(REBUILD_USER, keys(s.userId(), node), args.toArray());
-        return r != null && r == 1L;
+        return r == null ? GONE : r.intValue();
     }
 
     /**
@@ -310,16 +318,12 @@ public class WatermarkIndex {
         return r == null ? 0 : r;
     }
 
-    /**
-     * After a new generation: removes every pinned user whose epoch is on no node alive within
-     * {@code nodeTimeout}; returns how many.
-     */
-    public long forgetOrphans(Duration nodeTimeout) {
+    /** After a new generation: removes every pinned user whose epoch is on no node in {@code wl:nodes}; returns how many. */
+    public long forgetOrphans() {
         long removed = 0;
         long from = 0;
         while (true) {
-            List<?> r = redis.execute(FORGET_ORPHANS, List.of(PINS, NODES, COUNTS), Long.toString(from), "500",
-                    Long.toString(nodeTimeout.toMillis()));
+            List<?> r = redis.execute(FORGET_ORPHANS, List.of(PINS, NODES, COUNTS), Long.toString(from), "500");
             if (r == null || r.size() != 2) {
                 throw new IllegalStateException("forget_orphans.lua answered " + r);
             }
@@ -331,6 +335,39 @@ public class WatermarkIndex {
             }
             from += page - gone;
         }
+    }
+
+    /**
+     * {@link #locate}, only while the index is known to be whole under PostgreSQL's marker
+     * {@code token} and {@code generation} (and, in the cluster, the leader's word that every node
+     * trusts it): null otherwise. Then a user absent from the answer is connected nowhere.
+     */
+    public Map<String, String[]> locateIfWhole(Collection<String> users, long token, long generation, boolean cluster) {
+        List<String> args = new ArrayList<>(users.size() + 3);
+        args.add(Long.toString(token));
+        args.add(Long.toString(generation));
+        args.add(cluster ? "1" : "0");
+        args.addAll(users);
+        List<?> r = redis.execute(LOCATE, List.of(MARKER, GENERATION, ALL_TRUSTED), args.toArray());
+        if (r == null || (!r.isEmpty() && r.getFirst() instanceof Number)) {
+            return null;
+        }
+        Map<String, String[]> out = new HashMap<>();
+        int i = 0;
+        for (String u : users) {
+            String node = String.valueOf(r.get(i++));
+            String session = String.valueOf(r.get(i++));
+            if (!node.isEmpty() && !session.isEmpty()) {
+                out.put(u, new String[] {node, session});
+            }
+        }
+        return out;
+    }
+
+    /** The users whose epoch Redis places on {@code node}. */
+    public Set<String> nodeUsers(String node) {
+        Set<String> users = redis.opsForSet().members(nodeUsersKey(node));
+        return users == null ? Set.of() : users;
     }
 
     /** Where each of {@code users} has its epoch: user → {node, session id}, for users Redis names both of. */

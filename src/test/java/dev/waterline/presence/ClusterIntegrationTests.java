@@ -64,6 +64,11 @@ class ClusterIntegrationTests {
             assertThat(message.get("body").asString()).isEqualTo("over the wire");
             assertThat(counter(two, "fast")).as("written live by the node that holds bob").isGreaterThan(before);
             long row = message.get("deliveryId").asLong();
+            // bob's pending row holds the line on whichever node leads: it outlives the grace (2 s)
+            // and many reclaim passes while unacked ...
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(4)).until(() ->
+                    Cluster.jdbc(one).queryForObject("SELECT count(*) FROM outbox WHERE id = ?", Long.class, row) == 1);
+            // ... and goes once he acks it, on the other node than the one that committed it
             bob.ack(row);
 
             await().atMost(Duration.ofSeconds(15)).until(() ->

@@ -28,7 +28,7 @@ import static org.awaitility.Awaitility.await;
  * the shared embedded servers; or a node in a process of its own, which a test can kill with
  * SIGKILL (no graceful stop, no last heartbeat). Timings are short so that a node's death is
  * noticed within seconds: node timeout 3 s, heartbeats every 500 ms, reclaim every 200 ms with a
- * 2 s grace, a 2 s lease.
+ * 2 s grace, a 3 s lease.
  */
 public final class Cluster implements AutoCloseable {
 
@@ -56,7 +56,7 @@ public final class Cluster implements AutoCloseable {
                 "--waterline.cluster.evict-timeout=2s",
                 "--waterline.reclaim.interval=200ms",
                 "--waterline.reclaim.grace=2s",
-                "--waterline.delivery.lease=2s",
+                "--waterline.delivery.lease=3s",
                 "--waterline.auth.jwt-secret=" + secret,
                 "--spring.data.redis.database=" + redisDatabase));
     }

@@ -157,21 +157,23 @@ class WatermarkIndexIntegrationTests {
     }
 
     @Test
-    void inTheClusterAReassertNeverTakesAnotherConnectionsEpochNorRevivesOneOnANodeDeclaredDead() {
+    void inTheClusterAReassertNeverNamesAConnectionAgain() {
         RecordingSession onB = new RecordingSession("wm-reassert-c", "b1");
         RecordingSession onA = new RecordingSession("wm-reassert-c", "a1");
         alive("node-a");
         index.connect(onB, "node-b");
         index.deliver(onB, new long[] {31});
-        assertThat(index.reassert(onA, "node-a", true)).as("superseded: the caller closes it").isEqualTo(-1);
+        assertThat(index.reassert(onA, "node-a", true)).as("superseded: the caller closes it with 4009")
+                .isEqualTo(WatermarkIndex.SUPERSEDED);
         assertThat(pin("wm-reassert-c")).as("the other node's records are kept").isEqualTo(31);
 
+        // withdrawn on purpose (a poller elsewhere), or lost with Redis's data: it cannot tell
         assertThat(index.disconnect(onB)).isTrue();
-        redis.opsForZSet().remove(WatermarkIndex.NODES, "node-a");
-        assertThat(index.reassert(onA, "node-a", true)).as("node-a is not alive: it was declared dead").isEqualTo(-1);
-        alive("node-a");
-        assertThat(index.reassert(onA, "node-a", true)).as("no epoch at all, on a live node: Redis lost it").isEqualTo(1);
-        assertThat(redis.opsForValue().get(WatermarkIndex.nodeKey("wm-reassert-c"))).isEqualTo("node-a");
+        index.connect(onA, "node-a");
+        assertThat(index.disconnect(onA)).isTrue();
+        assertThat(index.reassert(onA, "node-a", true)).as("no epoch: the caller closes it with 1012").isEqualTo(WatermarkIndex.GONE);
+        assertThat(redis.hasKey(WatermarkIndex.sessionKey("wm-reassert-c"))).as("nothing named again").isFalse();
+        assertThat(index.reassert(onA, "node-a", false)).as("the single-node mode re-names it").isEqualTo(1);
     }
 
     @Test
@@ -214,9 +216,35 @@ class WatermarkIndexIntegrationTests {
         index.deliver(live, new long[] {70});
         index.deliver(orphan, new long[] {71});
 
-        assertThat(index.forgetOrphans(java.time.Duration.ofSeconds(10))).isGreaterThanOrEqualTo(1);
+        // 600 more orphans around them: the pins are walked a page (500) at a time
+        for (int i = 0; i < 600; i++) {
+            RecordingSession o = new RecordingSession("wm-orphan-many-" + i, "m" + i);
+            index.connect(o, "node-gone");
+            index.deliver(o, new long[] {1000 + i});
+        }
+
+        long forgotten = index.forgetOrphans();
+        assertThat(forgotten).isGreaterThanOrEqualTo(601);
         assertThat(pin("wm-orphan-1")).isEqualTo(70);
         assertThat(pin("wm-orphan-2")).isNull();
+        for (int i = 0; i < 600; i++) {
+            assertThat(pin("wm-orphan-many-" + i)).as("orphan %d", i).isNull();
+        }
+    }
+
+    @Test
+    void whereAUserIsConnectedIsToldOnlyWhileTheIndexIsKnownToBeWhole() {
+        RecordingSession s = new RecordingSession("wm-locate", "l1");
+        index.connect(s, "node-l");
+        index.newGeneration(300, 30);
+        assertThat(index.locateIfWhole(List.of("wm-locate", "wm-locate-nobody"), 300, 30, false))
+                .containsOnlyKeys("wm-locate").hasEntrySatisfying("wm-locate", w -> assertThat(w).containsExactly("node-l", "l1"));
+        assertThat(index.locateIfWhole(List.of("wm-locate"), 299, 30, false)).as("another marker").isNull();
+        assertThat(index.locateIfWhole(List.of("wm-locate"), 300, 29, false)).as("another generation").isNull();
+        assertThat(index.locateIfWhole(List.of("wm-locate"), 300, 30, true)).as("the cluster, without the leader's word").isNull();
+        index.allTrusted(30, java.time.Duration.ofSeconds(10));
+        assertThat(index.locateIfWhole(List.of("wm-locate"), 300, 30, true)).containsOnlyKeys("wm-locate");
+        index.notAllTrusted();
     }
 
     @Test
@@ -240,21 +268,32 @@ class WatermarkIndexIntegrationTests {
         RecordingSession s = new RecordingSession("wm-rebuild", "s1");
         index.connect(s, NODE);
         index.deliver(s, new long[] {5, 9, 15});
-        assertThat(index.rebuildUser(s, NODE, false, 10, new long[] {9, 10})).isTrue();
+        assertThat(index.rebuildUser(s, NODE, false, 10, new long[] {9, 10})).isEqualTo(1);
         index.newGeneration(78, 6);
         assertThat(status(s, 78, 6, false, 5, 9, 10, 15)).containsExactly(0, 2, 1, 2);
         assertThat(pin("wm-rebuild")).isEqualTo(9);
     }
 
     @Test
-    void inTheClusterARebuildLeavesAConnectionAnotherNodeSupersededAlone() {
+    void inTheClusterARebuildOnlyRebuildsAConnectionRedisStillNamesOnALiveNode() {
         RecordingSession here = new RecordingSession("wm-rebuild-c", "h1");
         RecordingSession there = new RecordingSession("wm-rebuild-c", "t1");
         alive("node-h");
         index.connect(there, "node-t");
         index.deliver(there, new long[] {90});
-        assertThat(index.rebuildUser(here, "node-h", true, 100, new long[] {90})).isFalse();
+        assertThat(index.rebuildUser(here, "node-h", true, 100, new long[] {90})).isEqualTo(WatermarkIndex.SUPERSEDED);
         assertThat(redis.opsForValue().get(WatermarkIndex.sessionKey("wm-rebuild-c"))).isEqualTo("t1");
+        assertThat(pin("wm-rebuild-c")).isEqualTo(90);
+
+        index.disconnect(there);
+        assertThat(index.rebuildUser(here, "node-h", true, 100, new long[] {90})).as("no epoch: never named again")
+                .isEqualTo(WatermarkIndex.GONE);
+        index.connect(here, "node-h");
+        redis.opsForZSet().remove(WatermarkIndex.NODES, "node-h");
+        assertThat(index.rebuildUser(here, "node-h", true, 100, new long[] {90})).as("node-h was declared dead")
+                .isEqualTo(WatermarkIndex.GONE);
+        alive("node-h");
+        assertThat(index.rebuildUser(here, "node-h", true, 100, new long[] {90})).isEqualTo(1);
         assertThat(pin("wm-rebuild-c")).isEqualTo(90);
     }
 

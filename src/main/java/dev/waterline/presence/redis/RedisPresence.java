@@ -53,7 +53,11 @@ import tools.jackson.databind.JsonNode;
  * withdraws it while it does not. A node declared dead meanwhile finds its tombstone: it closes
  * every connection it holds (1012: its clients reconnect and resync), suspects its part of the
  * index, removes the tombstone and joins again. On a Redis error the beat is counted and tried
- * again; a node that cannot beat for {@code node-timeout} is declared dead by the others.
+ * again; a node whose beats have not reached Redis for four fifths of {@code node-timeout}
+ * closes every connection it holds (the others are about to declare it dead and withdraw them),
+ * so that its clients reconnect to a node that can serve them. A node of the same id still in
+ * {@code wl:nodes} at start is a predecessor that died unswept: its clients are withdrawn and a
+ * new generation asked for, as a sweep would.
  *
  * <p><b>Channel</b> ({@code wl:chan:<node>}, Redis pub/sub): what other nodes hand to this one,
  * decoded on one worker of {@link Loops} from a bounded inbox (full: the message is dropped and
@@ -98,6 +102,10 @@ class RedisPresence implements Presence, SmartLifecycle {
     private final Counter fences;
     private volatile Deliveries deliveries = (rows, poller) -> { };
     private volatile int liveNodes = 1;
+    /** When a heartbeat last reached Redis ({@link System#nanoTime()}). */
+    private volatile long lastBeat = System.nanoTime();
+    /** This node closed its connections for want of heartbeats, and has not beaten since. */
+    private volatile boolean cutOff;
     private volatile boolean running;
     private RedisMessageListenerContainer listener;
     private final List<Thread> threads = new ArrayList<>();
@@ -235,6 +243,25 @@ class RedisPresence implements Presence, SmartLifecycle {
         this.deliveries = deliveries;
     }
 
+    /**
+     * One step of the heartbeat loop. A node whose heartbeats have not reached Redis for most of
+     * the node timeout will be declared dead by the others, who withdraw its clients: it closes
+     * every connection it holds first (1012), so that they reconnect to a node that can serve them
+     * rather than stay on one that can neither register nor hand over their deliveries. A Redis
+     * that no node can reach thus closes every connection of the cluster; they come back as Redis
+     * does (a new connection is refused, 1011, while it cannot be registered).
+     */
+    private void beatStep() {
+        LockSupport.parkNanos(properties.heartbeatInterval().toNanos());
+        if (!cutOff && System.nanoTime() - lastBeat > properties.nodeTimeout().toNanos() * 4 / 5) {
+            cutOff = true;
+            int closed = closeEverything("this server lost touch with the cluster; reconnect");
+            log.warn("no heartbeat of this node (" + node + ") reached Redis for " + properties.nodeTimeout().multipliedBy(4).dividedBy(5)
+                    + ": closed its " + closed + " connections (1012) before the cluster declares it dead");
+        }
+        beat();
+    }
+
     /** One heartbeat; on finding this node declared dead, the fence (see the class note). */
     void beat() {
         long trusted = health.trustedGeneration();
@@ -249,6 +276,8 @@ class RedisPresence implements Presence, SmartLifecycle {
             return;
         }
         liveNodes = ((Number) r.get(1)).intValue();
+        lastBeat = System.nanoTime();
+        cutOff = false;
     }
 
     /**
@@ -259,18 +288,46 @@ class RedisPresence implements Presence, SmartLifecycle {
      */
     private void fence() {
         fences.increment();
+        int closed = closeEverything("this server was cut off from the cluster; reconnect");
+        redis.delete(tombstone(node));
+        log.warn("this node (" + node + ") had been declared dead by the cluster: closed its " + closed
+                + " connections (1012), joining again");
+    }
+
+    /** Closes every connection this node holds (1012) and distrusts its part of the index; returns how many. */
+    private int closeEverything(String reason) {
         int closed = 0;
         for (ClientSession s : sessions.all()) {
             boolean mine = sessions.underUserLock(s.userId(), () -> sessions.unregister(s));
             if (mine) {
                 closed++;
             }
-            s.close(1012, "this server was cut off from the cluster; reconnect");
+            s.close(1012, reason);
         }
         health.suspect();
+        return closed;
+    }
+
+    /**
+     * Before joining: a node of this id already in {@code wl:nodes} is this node's predecessor (a
+     * fixed {@code node-id}, restarted within the node timeout), which died without being swept.
+     * Its clients leave live delivery, and every node rebuilds (what it committed but did not hand
+     * over is found owed), as after a sweep; its tombstone, if the sweep came, is this node's to
+     * remove.
+     */
+    private void replacePredecessor() {
+        if (redis.opsForZSet().score(WatermarkIndex.NODES, node) != null) {
+            long users = 0;
+            long taken;
+            while ((taken = watermark.withdrawNode(node, 500)) > 0) {
+                users += taken;
+            }
+            redis.opsForZSet().remove(WatermarkIndex.NODES, node);
+            watermark.requestNewGeneration(node);
+            log.warn("node " + node + " was still in the cluster from an earlier process: its " + users
+                    + " connections withdrawn from live delivery, every node rebuilds");
+        }
         redis.delete(tombstone(node));
-        log.warn("this node (" + node + ") had been declared dead by the cluster: closed its " + closed
-                + " connections (1012), joining again");
     }
 
     private void received(String message) {
@@ -342,12 +399,12 @@ class RedisPresence implements Presence, SmartLifecycle {
         listener.afterPropertiesSet();
         listener.start();
         // subscribed before joining: nothing is handed to a node that is not listening yet
-        loops.pass(HEARTBEAT_LOOP, this::beat);
-        threads.add(loops.start(INBOX_LOOP, "node-inbox", () -> running, this::takeOne));
-        threads.add(loops.start(HEARTBEAT_LOOP, "heartbeat", () -> running, () -> {
-            LockSupport.parkNanos(properties.heartbeatInterval().toNanos());
+        loops.pass(HEARTBEAT_LOOP, () -> {
+            replacePredecessor();
             beat();
-        }));
+        });
+        threads.add(loops.start(INBOX_LOOP, "node-inbox", () -> running, this::takeOne));
+        threads.add(loops.start(HEARTBEAT_LOOP, "heartbeat", () -> running, this::beatStep));
     }
 
     /** Leaves the cluster: this node's users leave live delivery (never an ack), then the node itself. */

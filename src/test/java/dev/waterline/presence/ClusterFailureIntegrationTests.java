@@ -1,0 +1,111 @@
+package dev.waterline.presence;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.waterline.support.Api;
+import dev.waterline.support.Cluster;
+import dev.waterline.support.WsClient;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What a cluster must survive beyond a clean node death (each found by a review read, each
+ * reproduced here first): a close to another node that never arrives, and a Redis that loses its
+ * data while clients are connected.
+ */
+class ClusterFailureIntegrationTests {
+
+    /**
+     * bob moves from node one to node two, and node one never hears the close (its channel is
+     * deaf: a pub/sub reconnect, a full inbox). Node one still holds his old connection when alice
+     * sends there: the row must reach his new connection on node two, not vanish into the old one.
+     */
+    @Test
+    void aRowForAUserWhoseCloseNeverArrivedReachesHisNewerConnectionOnTheOtherNode() throws Exception {
+        try (Cluster cluster = new Cluster("cluster_deaf", 25)) {
+            ConfigurableApplicationContext one = cluster.start("node-one");
+            ConfigurableApplicationContext two = cluster.start("node-two");
+            Api api = new Api(Cluster.port(one));
+            Api.Pair pair = api.pair("deaf");
+            try (WsClient alice = WsClient.connectWelcomed(Cluster.port(one), pair.alice());
+                 WsClient oldBob = WsClient.connectWelcomed(Cluster.port(one), pair.bob())) {
+                deafen(one);
+                try (WsClient bob = WsClient.connectWelcomed(Cluster.port(two), pair.bob()).autoAck()) {
+                    assertThat(oldBob.isClosed()).as("node one never got the close").isFalse();
+                    alice.sendMessage("deaf-1", pair.chat(), "for bob's newer connection");
+                    String id = alice.answer("deaf-1").get("messageId").asString();
+
+                    JsonNode got = bob.next(f -> "message".equals(f.path("type").asString()), Duration.ofSeconds(15));
+                    assertThat(got.get("messageId").asString()).isEqualTo(id);
+                    assertThat(oldBob.awaitClose(Duration.ofSeconds(5))).as("node one found the old connection superseded")
+                            .isEqualTo(4009);
+                }
+            }
+        }
+    }
+
+    /**
+     * Redis loses everything while bob is connected on node two with a row unacked, and node two is
+     * slow to notice (its poller and reclaim paused). No other node's poller may retire bob's row
+     * for want of a recipient meanwhile (Redis, having lost bob's epoch, says he is nowhere); once
+     * node two notices, bob's connection, which Redis no longer names, is closed (1012), and he
+     * reconnects and finds the message in history.
+     */
+    @Test
+    void afterRedisLosesItsDataNoRowOfAConnectedClientIsRetiredAndTheClientIsToldToResync() throws Exception {
+        try (Cluster cluster = new Cluster("cluster_flush", 26)) {
+            ConfigurableApplicationContext one = cluster.start("node-one");
+            ConfigurableApplicationContext two = cluster.start("node-two");
+            Api api = new Api(Cluster.port(one));
+            Api.Pair pair = api.pair("flush");
+            try (WsClient alice = WsClient.connectWelcomed(Cluster.port(one), pair.alice());
+                 WsClient bob = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
+                alice.sendMessage("flush-1", pair.chat(), "never acked");
+                String id = alice.answer("flush-1").get("messageId").asString();
+                long row = bob.next("message").get("deliveryId").asLong();
+                List<SmartLifecycle> paused = List.of(lifecycle(two, "dev.waterline.delivery.OutboxPoller"),
+                        lifecycle(two, "dev.waterline.reclaim.Reclaim"));
+                paused.forEach(SmartLifecycle::stop);
+                Cluster.redis(one).execute((RedisCallback<Object>) c -> {
+                    c.serverCommands().flushDb();
+                    return null;
+                });
+                // node one's poller claims the row when it falls due (3 s) and every pass after:
+                // it must leave it in delivery
+                await().during(Duration.ofSeconds(7)).atMost(Duration.ofSeconds(8)).until(() -> !retired(one, row));
+
+                paused.forEach(SmartLifecycle::start);
+                assertThat(bob.awaitClose(Duration.ofSeconds(20))).as("node two closes what Redis no longer names").isEqualTo(1012);
+                try (WsClient again = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
+                    assertThat(api.history(pair.bob(), pair.chat(), null, 10)).extracting(m -> m.get("messageId").asString())
+                            .containsExactly(id);
+                }
+            }
+        }
+    }
+
+    private static boolean retired(ConfigurableApplicationContext ctx, long row) {
+        return Boolean.TRUE.equals(Cluster.jdbc(ctx).queryForObject(
+                "SELECT coalesce(bool_or(due_at = 'infinity'), false) FROM outbox WHERE id = ?", Boolean.class, row));
+    }
+
+    private static SmartLifecycle lifecycle(ConfigurableApplicationContext ctx, String type) throws ClassNotFoundException {
+        return (SmartLifecycle) ctx.getBean(Class.forName(type));
+    }
+
+    /** Stops a node's subscription to its channel: what other nodes send it is lost. */
+    private static void deafen(ConfigurableApplicationContext ctx) throws ReflectiveOperationException {
+        Presence presence = ctx.getBean(Presence.class);
+        var field = presence.getClass().getDeclaredField("listener");
+        field.setAccessible(true);
+        ((RedisMessageListenerContainer) field.get(presence)).stop();
+    }
+}
