@@ -115,30 +115,47 @@ public class FastPath implements SmartLifecycle {
             shedding.computeIfAbsent(to, k -> new ArrayList<>()).add(row);
         }
         if (shedding != null) {
-            for (var e : shedding.entrySet()) {
-                shed.increment(e.getValue().size());
-                try {
-                    watermark.owe(e.getKey(), ids(e.getValue()));
-                }
-                catch (RuntimeException redisDown) {
-                    loops.failed(LOOP, redisDown);
-                    watermark.suspect();
-                }
-            }
+            shed(shedding);
         }
         if (remote != null) {
-            List<OutboxRow> overflow = null;
-            for (OutboxRow row : remote) {
-                if (!routing.offer(row)) {
-                    if (overflow == null) {
-                        overflow = new ArrayList<>();
-                    }
-                    overflow.add(row);
+            toOtherNodes(remote);
+        }
+    }
+
+    /**
+     * Records rows as owed to their connections here and leaves them to the poller. A connection
+     * that is no longer its user's epoch (the cluster: another node's newer connection holds the
+     * user, and this one has just been closed) takes nothing: its rows go where Redis says the
+     * user is now.
+     */
+    private void shed(Map<ClientSession, List<OutboxRow>> shedding) {
+        for (var e : shedding.entrySet()) {
+            shed.increment(e.getValue().size());
+            try {
+                if (!watermark.owe(e.getKey(), ids(e.getValue())) && presence.clustered()) {
+                    toOtherNodes(e.getValue());
                 }
             }
-            if (overflow != null) {
-                routeNow(overflow);
+            catch (RuntimeException redisDown) {
+                loops.failed(LOOP, redisDown);
+                watermark.suspect();
             }
+        }
+    }
+
+    /** The cluster: rows for recipients not connected here go to the router (or, with its queue full, are routed now). */
+    private void toOtherNodes(List<OutboxRow> rows) {
+        List<OutboxRow> overflow = null;
+        for (OutboxRow row : rows) {
+            if (!routing.offer(row)) {
+                if (overflow == null) {
+                    overflow = new ArrayList<>();
+                }
+                overflow.add(row);
+            }
+        }
+        if (overflow != null) {
+            routeNow(overflow);
         }
     }
 
@@ -150,12 +167,16 @@ public class FastPath implements SmartLifecycle {
      */
     void arrived(List<OutboxRow> rows) {
         Map<ClientSession, List<OutboxRow>> shedding = null;
+        java.util.Set<String> ghosts = null;
         for (OutboxRow row : rows) {
             ClientSession to = sessions.get(row.recipientId());
             if (to == null) {
                 // Redis placed the user here when the rows were routed, but no connection here is
                 // its: a ghost epoch, which would hold the line with what is owed to it
-                watermark.forgetGhost(row.recipientId());
+                if (ghosts == null) {
+                    ghosts = new java.util.HashSet<>();
+                }
+                ghosts.add(row.recipientId());
                 continue;
             }
             if (properties.fastPath() && queue.offer(row)) {
@@ -166,11 +187,11 @@ public class FastPath implements SmartLifecycle {
             }
             shedding.computeIfAbsent(to, k -> new ArrayList<>()).add(row);
         }
+        if (ghosts != null) {
+            ghosts.forEach(watermark::forgetGhost);
+        }
         if (shedding != null) {
-            for (var e : shedding.entrySet()) {
-                shed.increment(e.getValue().size());
-                watermark.owe(e.getKey(), ids(e.getValue()));
-            }
+            shed(shedding);
         }
     }
 
@@ -252,11 +273,23 @@ public class FastPath implements SmartLifecycle {
 
     private void deliver(List<OutboxRow> batch) {
         Map<ClientSession, List<OutboxRow>> byRecipient = new LinkedHashMap<>();
+        List<OutboxRow> gone = null;
         for (OutboxRow r : batch) {
             ClientSession to = sessions.get(r.recipientId());
             if (to != null) {
                 byRecipient.computeIfAbsent(to, k -> new ArrayList<>()).add(r);
             }
+            else if (presence.clustered()) {
+                // queued while the recipient was here, gone since (perhaps to another node, its
+                // connection here superseded while another batch of this worker pool delivered)
+                if (gone == null) {
+                    gone = new ArrayList<>();
+                }
+                gone.add(r);
+            }
+        }
+        if (gone != null) {
+            toOtherNodes(gone);
         }
         if (byRecipient.isEmpty()) {
             return;
@@ -300,7 +333,7 @@ public class FastPath implements SmartLifecycle {
             metrics.delivered(true, written);
         }
         if (elsewhere != null) {
-            routeNow(elsewhere);
+            toOtherNodes(elsewhere);
         }
     }
 

@@ -71,6 +71,15 @@ class LiveIndex {
         return watermark.owe(to, ids) || reasserted(to) && watermark.owe(to, ids);
     }
 
+    /**
+     * A connection of this node that Redis no longer names as its user's epoch: in the cluster it
+     * is closed (4009 or 1012, see {@link #reasserted}), so that its rows are judged for the
+     * connection Redis does name at their next claim; in the single-node mode it is named again.
+     */
+    void notTheEpoch(ClientSession to) {
+        reasserted(to);
+    }
+
     /** Records rows as owed to connections on other nodes, one call: per group 1, or -1 where the connection is no longer the epoch. */
     long[] oweAll(List<WatermarkIndex.Group> groups) {
         return watermark.owe(groups);
@@ -110,8 +119,8 @@ class LiveIndex {
      * {@link WatermarkIndex#status}), under PostgreSQL's {@code marker}; or null when the index is
      * not known to be whole right now (this node does not trust its part under the marker's
      * generation, for a connection of its own; or, in the cluster, the leader has not lately
-     * found every node trusting it) or Redis does not name that connection as its user's epoch:
-     * then nothing may be concluded from a row's absence.
+     * found every node trusting it): then nothing may be concluded from a row's absence. An empty
+     * array when Redis does not name that connection as its user's epoch.
      */
     int[] status(String user, String sessionId, boolean here, MarkerStore.Marker marker, long[] ids) {
         if (here && health.trustedGeneration() != marker.generation()) {

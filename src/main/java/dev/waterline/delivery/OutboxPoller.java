@@ -79,14 +79,17 @@ public class OutboxPoller implements SmartLifecycle {
     OutboxPoller(DeliveryProperties properties, OutboxStore outbox, SessionRegistry sessions,
                  LiveIndex watermark, MarkerStore markers, Presence presence, Withdrawals withdrawals, ReaperProperties reapers,
                  WaterlineMetrics metrics, Loops loops, ClusterProperties cluster,
-                 @Value("${waterline.reclaim.interval:1s}") Duration reclaimInterval) {
-        if (presence.clustered() && properties.lease().compareTo(cluster.trustTtl().plus(reclaimInterval.multipliedBy(3))) <= 0) {
-            // A node that lost track of a write stops vouching for the index within its trust's
-            // life, and the leader's word to the pollers lives three reclaim passes: a row written
-            // unrecorded just before must not fall due for a poller before both have run out.
-            throw new IllegalArgumentException("waterline.delivery.lease (" + properties.lease() + ") must be longer than three"
-                    + " waterline.cluster.heartbeat-interval and three waterline.reclaim.interval together ("
-                    + cluster.trustTtl().plus(reclaimInterval.multipliedBy(3)) + ")");
+                 @Value("${waterline.reclaim.interval:1s}") Duration reclaimInterval,
+                 @Value("${spring.data.redis.timeout:2s}") Duration redisTimeout) {
+        // A write that failed is known for one Redis command timeout later; the node then stops
+        // vouching for the index within its trust's life (three heartbeats), and the leader's word
+        // to the pollers lives three reclaim passes after its last renewal, which may come a pass
+        // late: a row written unrecorded must not fall due for a poller before all that has run out.
+        Duration window = redisTimeout.plus(cluster.trustTtl()).plus(reclaimInterval.multipliedBy(4));
+        if (presence.clustered() && properties.lease().compareTo(window) <= 0) {
+            throw new IllegalArgumentException("waterline.delivery.lease (" + properties.lease() + ") must be longer than"
+                    + " spring.data.redis.timeout, three waterline.cluster.heartbeat-interval and four waterline.reclaim.interval"
+                    + " together (" + window + ")");
         }
         this.loops = loops;
         this.markers = markers;
@@ -157,7 +160,16 @@ public class OutboxPoller implements SmartLifecycle {
             String sessionId = to != null ? to.sessionId() : there.sessionId();
             int[] status = watermark.status(e.getKey(), sessionId, to != null, marker, mine.stream().mapToLong(OutboxRow::id).toArray());
             if (status == null) {
-                continue; // not known to be whole, or not that connection's epoch: the lease brings the rows back
+                continue; // not known to be whole: the lease brings the rows back
+            }
+            if (status.length == 0) {
+                // Redis names another connection, or none: the rows come back with their lease, by
+                // then judged for the connection it names (one here superseded on another node is
+                // closed now)
+                if (to != null) {
+                    watermark.notTheEpoch(to);
+                }
+                continue;
             }
             List<OutboxRow> owed = new ArrayList<>();
             List<OutboxRow> again = new ArrayList<>();
@@ -214,15 +226,17 @@ public class OutboxPoller implements SmartLifecycle {
      */
     void arrived(List<OutboxRow> rows) {
         Map<ClientSession, List<OutboxRow>> byRecipient = new LinkedHashMap<>();
+        java.util.Set<String> ghosts = new java.util.HashSet<>();
         for (OutboxRow r : rows) {
             ClientSession to = sessions.get(r.recipientId());
             if (to != null) {
                 byRecipient.computeIfAbsent(to, k -> new ArrayList<>()).add(r);
             }
             else {
-                watermark.forgetGhost(r.recipientId());
+                ghosts.add(r.recipientId());
             }
         }
+        ghosts.forEach(watermark::forgetGhost);
         for (var e : byRecipient.entrySet()) {
             if (watermark.deliver(e.getKey(), e.getValue().stream().mapToLong(OutboxRow::id).toArray())) {
                 e.getValue().forEach(row -> queue.offer(new Outbound(e.getKey(), row)));

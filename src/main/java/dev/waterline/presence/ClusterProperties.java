@@ -12,8 +12,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param enabled whether this node is one of many on one PostgreSQL and one Redis. Default false;
  *                on whenever both PostgreSQL and Redis are external (the zero-configuration mode
  *                stays a single node).
- * @param nodeId this node's id. Default: a new ULID at every start (a restarted node is a new
- *               node; what its predecessor held is dropped when it misses its heartbeats).
+ * @param nodeId the start of this node's id (letters, digits, '.', '_', '-'), for the logs and
+ *               metrics of an operator who names nodes; every start adds a ULID of its own, so a
+ *               restarted node is always a new node (what its predecessor held is dropped when
+ *               its heartbeats stop) and two processes can never share an id. Default: none (the
+ *               id is the ULID alone).
  * @param nodeTimeout a node whose heartbeat is older than this is dead: its connections are
  *                    withdrawn (never acked) and the index rebuilt by every node. Default 10 s.
  * @param heartbeatInterval how often a node renews its heartbeat and its trust in the index.
@@ -36,12 +39,11 @@ public record ClusterProperties(
         @DefaultValue("8000") int routeQueueSize) {
 
     public ClusterProperties {
-        if (nodeId == null || nodeId.isBlank()) {
-            nodeId = UlidCreator.getMonotonicUlid().toString();
-        }
-        if (!nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
+        if (nodeId != null && !nodeId.isBlank() && !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new IllegalArgumentException("waterline.cluster.node-id must be 1-64 letters, digits, '.', '_' or '-': " + nodeId);
         }
+        String incarnation = UlidCreator.getMonotonicUlid().toString();
+        nodeId = nodeId == null || nodeId.isBlank() ? incarnation : nodeId + "-" + incarnation;
         if (heartbeatInterval.multipliedBy(3).compareTo(nodeTimeout) > 0) {
             throw new IllegalArgumentException("waterline.cluster.heartbeat-interval (" + heartbeatInterval
                     + ") must be at most a third of waterline.cluster.node-timeout (" + nodeTimeout + ")");

@@ -80,6 +80,10 @@ public class Reclaim implements SmartLifecycle {
     private final OutboxStore outbox;
     private final SessionRegistry sessions;
     private final Presence presence;
+    private final ClusterProperties cluster;
+    /** The generation this node last saw as leader, and when it first saw it ({@link System#nanoTime()}). */
+    private long generationSeen = -1;
+    private long generationSeenAt;
     private final Leadership leadership;
     private final WaterlineMetrics metrics;
     private final IndexHealth health;
@@ -105,6 +109,7 @@ public class Reclaim implements SmartLifecycle {
         this.outbox = outbox;
         this.sessions = sessions;
         this.presence = presence;
+        this.cluster = cluster;
         this.leadership = leadership;
         this.metrics = metrics;
         this.clock = clock;
@@ -215,9 +220,24 @@ public class Reclaim implements SmartLifecycle {
         return deleted;
     }
 
-    /** This node trusts its part under {@code generation}, and so does every other live node (the cluster). */
+    /**
+     * This node trusts its part under {@code generation}, and (the cluster) so does every node in
+     * {@code wl:nodes}, and the generation has stood for a trust's life (three heartbeats): after
+     * a Redis that lost its data, {@code wl:nodes} is empty until the nodes beat again, and a node
+     * that has not rejoined yet must not be taken for one that is not there.
+     */
     private boolean everyNodeTrusts(long generation) {
-        return health.trustedGeneration() == generation && presence.untrustedNodes(generation).isEmpty();
+        if (health.trustedGeneration() != generation) {
+            return false;
+        }
+        if (!presence.clustered()) {
+            return true;
+        }
+        if (generation != generationSeen) {
+            generationSeen = generation;
+            generationSeenAt = System.nanoTime();
+        }
+        return System.nanoTime() - generationSeenAt >= cluster.trustTtl().toNanos() && presence.untrustedNodes(generation).isEmpty();
     }
 
     /** Starts a new generation of the index: PostgreSQL first (fenced), then Redis. */

@@ -244,8 +244,8 @@ public class WatermarkIndex {
     /**
      * Per id its status for {@code s}, judged under PostgreSQL's marker {@code token} and the
      * {@code generation} the caller trusts (and, in the cluster, the leader's word that every node
-     * trusts it); null when {@code s} is no longer its user's epoch or the index is not known to
-     * be whole.
+     * trusts it); null when the index is not known to be whole, and an empty array when the
+     * connection is no longer its user's epoch.
      */
     public int[] status(String user, String sessionId, long token, long generation, boolean cluster, long[] ids) {
         List<String> args = new ArrayList<>(ids.length + 4);
@@ -258,8 +258,11 @@ public class WatermarkIndex {
         }
         List<?> out = redis.execute(STATUS, List.of(sessionKey(user), pendingKey(user), owedKey(user), MARKER, GENERATION, ALL_TRUSTED),
                 args.toArray());
-        if (out == null || out.isEmpty() || ((Number) out.get(0)).intValue() < 0) {
+        if (out == null || out.isEmpty() || ((Number) out.get(0)).intValue() == -2) {
             return null;
+        }
+        if (((Number) out.get(0)).intValue() == -1) {
+            return new int[0];
         }
         int[] status = new int[out.size()];
         for (int i = 0; i < status.length; i++) {

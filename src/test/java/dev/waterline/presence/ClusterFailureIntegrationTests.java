@@ -6,7 +6,10 @@ import java.util.List;
 import dev.waterline.support.Api;
 import dev.waterline.support.Cluster;
 import dev.waterline.support.WsClient;
+import dev.waterline.support.TcpProxy;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.core.RedisCallback;
@@ -28,10 +31,12 @@ class ClusterFailureIntegrationTests {
      * deaf: a pub/sub reconnect, a full inbox). Node one still holds his old connection when alice
      * sends there: the row must reach his new connection on node two, not vanish into the old one.
      */
-    @Test
-    void aRowForAUserWhoseCloseNeverArrivedReachesHisNewerConnectionOnTheOtherNode() throws Exception {
-        try (Cluster cluster = new Cluster("cluster_deaf", 25)) {
-            ConfigurableApplicationContext one = cluster.start("node-one");
+    @ParameterizedTest(name = "fast path on: {0}")
+    @ValueSource(booleans = {true, false})
+    void aRowForAUserWhoseCloseNeverArrivedReachesHisNewerConnectionOnTheOtherNode(boolean fastPath) throws Exception {
+        // fast path off: every row is shed (owed to the connection here), the other branch
+        try (Cluster cluster = new Cluster("cluster_deaf_" + fastPath, fastPath ? 25 : 29)) {
+            ConfigurableApplicationContext one = cluster.start("node-one", "--waterline.delivery.fast-path=" + fastPath);
             ConfigurableApplicationContext two = cluster.start("node-two");
             Api api = new Api(Cluster.port(one));
             Api.Pair pair = api.pair("deaf");
@@ -43,9 +48,9 @@ class ClusterFailureIntegrationTests {
                     alice.sendMessage("deaf-1", pair.chat(), "for bob's newer connection");
                     String id = alice.answer("deaf-1").get("messageId").asString();
 
-                    JsonNode got = bob.next(f -> "message".equals(f.path("type").asString()), Duration.ofSeconds(15));
+                    JsonNode got = bob.next(f -> "message".equals(f.path("type").asString()), Duration.ofSeconds(20));
                     assertThat(got.get("messageId").asString()).isEqualTo(id);
-                    assertThat(oldBob.awaitClose(Duration.ofSeconds(5))).as("node one found the old connection superseded")
+                    assertThat(oldBob.awaitClose(Duration.ofSeconds(10))).as("node one found the old connection superseded")
                             .isEqualTo(4009);
                 }
             }
@@ -87,6 +92,51 @@ class ClusterFailureIntegrationTests {
                 try (WsClient again = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
                     assertThat(api.history(pair.bob(), pair.chat(), null, 10)).extracting(m -> m.get("messageId").asString())
                             .containsExactly(id);
+                }
+            }
+        }
+    }
+
+    /**
+     * Node two is cut off from Redis (its connection to Redis runs through a proxy the test cuts)
+     * while bob is connected there: it closes bob's connection (1012) before the others declare
+     * it dead, bob reconnects to node one and hears alice live there; when Redis is back, node two
+     * finds its tombstone, fences, joins again, and serves bob once more.
+     */
+    @Test
+    void aNodeCutOffFromRedisClosesItsClientsWhoMoveToANodeThatCanServeThem() throws Exception {
+        int redisPort = dev.waterline.config.EmbeddedServers.redisPort(Cluster.DATA, true);
+        try (Cluster cluster = new Cluster("cluster_cutoff", 30); TcpProxy toRedis = new TcpProxy(redisPort)) {
+            ConfigurableApplicationContext one = cluster.start("node-one");
+            ConfigurableApplicationContext two = cluster.start("node-two", "--spring.data.redis.host=127.0.0.1",
+                    "--spring.data.redis.port=" + toRedis.port());
+            Api api = new Api(Cluster.port(one));
+            Api.Pair pair = api.pair("cutoff");
+            try (WsClient alice = WsClient.connectWelcomed(Cluster.port(one), pair.alice());
+                 WsClient bob = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
+                long cutAt = System.nanoTime();
+                toRedis.cut();
+                assertThat(bob.awaitClose(Duration.ofSeconds(10))).isEqualTo(1012);
+                assertThat(Duration.ofNanos(bob.closedAtNanos() - cutAt)).as("closed before the others' node timeout ran out")
+                        .isLessThan(Cluster.NODE_TIMEOUT.plusSeconds(1));
+                try (WsClient moved = WsClient.connectWelcomed(Cluster.port(one), pair.bob())) {
+                    alice.sendMessage("cutoff-1", pair.chat(), "to bob on node one");
+                    String id = alice.answer("cutoff-1").get("messageId").asString();
+                    assertThat(moved.next("message").get("messageId").asString()).isEqualTo(id);
+                }
+                toRedis.restore();
+                // back: node two beat again (it was swept, found its tombstone, fenced, joined) and
+                // trusts its part of the index under the generation the sweep began
+                String twoId = two.getBean(Presence.class).nodeId();
+                var twoHealth = two.getBean(dev.waterline.watermark.IndexHealth.class);
+                await().atMost(Duration.ofSeconds(30)).until(() -> Cluster.redis(one).opsForZSet()
+                        .score(dev.waterline.watermark.WatermarkIndex.NODES, twoId) != null
+                        && twoHealth.trustedGeneration() == one.getBean(dev.waterline.watermark.IndexHealth.class).trustedGeneration());
+                try (WsClient back = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
+                    alice.sendMessage("cutoff-2", pair.chat(), "to bob on node two again");
+                    String id = alice.answer("cutoff-2").get("messageId").asString();
+                    assertThat(back.next(f -> "message".equals(f.path("type").asString()), Duration.ofSeconds(15))
+                            .get("messageId").asString()).isEqualTo(id);
                 }
             }
         }

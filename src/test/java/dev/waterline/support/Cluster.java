@@ -28,7 +28,9 @@ import static org.awaitility.Awaitility.await;
  * the shared embedded servers; or a node in a process of its own, which a test can kill with
  * SIGKILL (no graceful stop, no last heartbeat). Timings are short so that a node's death is
  * noticed within seconds: node timeout 3 s, heartbeats every 500 ms, reclaim every 200 ms with a
- * 2 s grace, a 3 s lease.
+ * 2 s grace, Redis commands timing out after 1 s, a 4 s lease. Each cluster starts on an empty
+ * Redis database of its own, and a node started here is handed back once it trusts its part of
+ * the index (so a test begins with the cluster settled).
  */
 public final class Cluster implements AutoCloseable {
 
@@ -45,6 +47,20 @@ public final class Cluster implements AutoCloseable {
     public Cluster(String database, int redisDatabase) {
         this.database = database;
         this.redisDatabase = redisDatabase;
+        // what a run before this one left in this Redis database (a node that never left) would
+        // be swept in the middle of this one
+        var factory = new org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory(
+                new org.springframework.data.redis.connection.RedisStandaloneConfiguration("127.0.0.1",
+                        EmbeddedServers.redisPort(DATA, true)));
+        factory.setDatabase(redisDatabase);
+        factory.afterPropertiesSet();
+        factory.start();
+        try (var c = factory.getConnection()) {
+            c.serverCommands().flushDb();
+        }
+        finally {
+            factory.destroy();
+        }
     }
 
     private List<String> common(String nodeId) {
@@ -56,7 +72,8 @@ public final class Cluster implements AutoCloseable {
                 "--waterline.cluster.evict-timeout=2s",
                 "--waterline.reclaim.interval=200ms",
                 "--waterline.reclaim.grace=2s",
-                "--waterline.delivery.lease=3s",
+                "--waterline.delivery.lease=4s",
+                "--spring.data.redis.timeout=1s",
                 "--waterline.auth.jwt-secret=" + secret,
                 "--spring.data.redis.database=" + redisDatabase));
     }
@@ -70,6 +87,8 @@ public final class Cluster implements AutoCloseable {
         ConfigurableApplicationContext ctx = new SpringApplicationBuilder(WaterlineApplication.class).profiles("test")
                 .run(args.toArray(String[]::new));
         contexts.add(ctx);
+        var health = ctx.getBean(dev.waterline.watermark.IndexHealth.class);
+        await().atMost(Duration.ofSeconds(20)).until(() -> health.trustedGeneration() >= 0);
         return ctx;
     }
 

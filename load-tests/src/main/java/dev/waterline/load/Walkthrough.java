@@ -37,13 +37,13 @@ import tools.jackson.databind.json.JsonMapper;
         description = "A new client's first steps against a running server, each checked; optionally Prometheus's view of it.")
 public final class Walkthrough implements Callable<Integer> {
 
-    /** PROTOCOL.md §5: series a running server must export (the streams, hooks and cluster rows come with those capabilities). */
+    /** PROTOCOL.md §5: series a running server must export (the streams and hooks rows come with those capabilities). */
     public static final List<String> REQUIRED_SERIES = List.of(
             "waterline_messages_accepted_total", "waterline_deliveries_total", "waterline_acks_total",
             "waterline_outbox_depth", "waterline_outbox_oldest_age_seconds", "waterline_safe_delete_id",
             "waterline_reaper_withdrawals_total", "waterline_connections_active", "waterline_inbound_queue_depth",
             "waterline_sends_rejected_total", "waterline_send_accept_seconds_bucket", "waterline_delivery_seconds_bucket",
-            "waterline_loop_errors_total");
+            "waterline_loop_errors_total", "waterline_cluster_nodes");
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
+import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.Location;
 import dev.waterline.presence.Presence;
@@ -21,6 +22,10 @@ import org.springframework.stereotype.Component;
 class LocalPresence implements Presence {
 
     static final String NODE = "local";
+
+    LocalPresence(WaterlineMetrics metrics) {
+        metrics.gauge("waterline.cluster.nodes", "live nodes this node sees (itself included)", () -> 1);
+    }
 
     @Override
     public String nodeId() {

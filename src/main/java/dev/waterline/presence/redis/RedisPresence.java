@@ -55,9 +55,9 @@ import tools.jackson.databind.JsonNode;
  * index, removes the tombstone and joins again. On a Redis error the beat is counted and tried
  * again; a node whose beats have not reached Redis for four fifths of {@code node-timeout}
  * closes every connection it holds (the others are about to declare it dead and withdraw them),
- * so that its clients reconnect to a node that can serve them. A node of the same id still in
- * {@code wl:nodes} at start is a predecessor that died unswept: its clients are withdrawn and a
- * new generation asked for, as a sweep would.
+ * so that its clients reconnect to a node that can serve them. Every start is a new node id
+ * ({@link ClusterProperties#nodeId}), so no process ever takes over another's heartbeats,
+ * channel or users.
  *
  * <p><b>Channel</b> ({@code wl:chan:<node>}, Redis pub/sub): what other nodes hand to this one,
  * decoded on one worker of {@link Loops} from a bounded inbox (full: the message is dropped and
@@ -223,8 +223,7 @@ class RedisPresence implements Presence, SmartLifecycle {
 
     @Override
     public List<String> untrustedNodes(long generation) {
-        List<?> r = redis.execute(TRUSTED, List.of(WatermarkIndex.NODES), Long.toString(generation),
-                Long.toString(properties.nodeTimeout().toMillis()));
+        List<?> r = redis.execute(TRUSTED, List.of(WatermarkIndex.NODES), Long.toString(generation));
         if (r == null || r.isEmpty()) {
             throw new IllegalStateException("trusted.lua answered " + r);
         }
@@ -253,13 +252,21 @@ class RedisPresence implements Presence, SmartLifecycle {
      */
     private void beatStep() {
         LockSupport.parkNanos(properties.heartbeatInterval().toNanos());
-        if (!cutOff && System.nanoTime() - lastBeat > properties.nodeTimeout().toNanos() * 4 / 5) {
+        // half the node timeout: a beat that fails can take a Redis command timeout, and the
+        // check comes once a beat; the others declare this node dead only after the whole timeout
+        if (!cutOff && System.nanoTime() - lastBeat > properties.nodeTimeout().toNanos() / 2) {
             cutOff = true;
             int closed = closeEverything("this server lost touch with the cluster; reconnect");
-            log.warn("no heartbeat of this node (" + node + ") reached Redis for " + properties.nodeTimeout().multipliedBy(4).dividedBy(5)
+            log.warn("no heartbeat of this node (" + node + ") reached Redis for " + properties.nodeTimeout().dividedBy(2)
                     + ": closed its " + closed + " connections (1012) before the cluster declares it dead");
         }
-        beat();
+        try {
+            beat();
+        }
+        catch (RuntimeException e) {
+            // counted and logged, and no back-off: the next beat is one interval away, as ever
+            loops.failed(HEARTBEAT_LOOP, e);
+        }
     }
 
     /** One heartbeat; on finding this node declared dead, the fence (see the class note). */
@@ -290,6 +297,8 @@ class RedisPresence implements Presence, SmartLifecycle {
         fences.increment();
         int closed = closeEverything("this server was cut off from the cluster; reconnect");
         redis.delete(tombstone(node));
+        lastBeat = System.nanoTime();   // Redis answered: no need to close again for want of beats
+        cutOff = false;
         log.warn("this node (" + node + ") had been declared dead by the cluster: closed its " + closed
                 + " connections (1012), joining again");
     }
@@ -306,28 +315,6 @@ class RedisPresence implements Presence, SmartLifecycle {
         }
         health.suspect();
         return closed;
-    }
-
-    /**
-     * Before joining: a node of this id already in {@code wl:nodes} is this node's predecessor (a
-     * fixed {@code node-id}, restarted within the node timeout), which died without being swept.
-     * Its clients leave live delivery, and every node rebuilds (what it committed but did not hand
-     * over is found owed), as after a sweep; its tombstone, if the sweep came, is this node's to
-     * remove.
-     */
-    private void replacePredecessor() {
-        if (redis.opsForZSet().score(WatermarkIndex.NODES, node) != null) {
-            long users = 0;
-            long taken;
-            while ((taken = watermark.withdrawNode(node, 500)) > 0) {
-                users += taken;
-            }
-            redis.opsForZSet().remove(WatermarkIndex.NODES, node);
-            watermark.requestNewGeneration(node);
-            log.warn("node " + node + " was still in the cluster from an earlier process: its " + users
-                    + " connections withdrawn from live delivery, every node rebuilds");
-        }
-        redis.delete(tombstone(node));
     }
 
     private void received(String message) {
@@ -399,10 +386,7 @@ class RedisPresence implements Presence, SmartLifecycle {
         listener.afterPropertiesSet();
         listener.start();
         // subscribed before joining: nothing is handed to a node that is not listening yet
-        loops.pass(HEARTBEAT_LOOP, () -> {
-            replacePredecessor();
-            beat();
-        });
+        loops.pass(HEARTBEAT_LOOP, this::beat);
         threads.add(loops.start(INBOX_LOOP, "node-inbox", () -> running, this::takeOne));
         threads.add(loops.start(HEARTBEAT_LOOP, "heartbeat", () -> running, this::beatStep));
     }
