@@ -147,6 +147,7 @@ public class Tokens {
             return Optional.of(p);
         }
         catch (ParseException | BadJOSEException | JOSEException | IllegalArgumentException e) {
+            // a token that does not verify is the caller's answer (401, or no upgrade), not a failure of ours
             return Optional.empty();
         }
     }

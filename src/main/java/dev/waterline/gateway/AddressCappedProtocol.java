@@ -129,6 +129,7 @@ public class AddressCappedProtocol extends Http11NioProtocol {
                 return address;
             }
             catch (IOException e) {
+                // the socket closed as it was accepted: no address to count, and Tomcat drops it
                 return null;
             }
         }
