@@ -11,7 +11,8 @@ import org.springframework.web.servlet.HandlerInterceptor;
 
 /**
  * Authenticates every {@code /api/**} call except the dev-token endpoint: a valid
- * {@code Authorization: Bearer} token or 401. Controllers read the user with {@link #userId}.
+ * {@code Authorization: Bearer} token (or, on an endpoint marked {@link QueryToken} and without that
+ * header, the {@code access_token} query parameter) or 401. Controllers read the user with {@link #userId}.
  */
 @Component
 public class ApiAuthentication implements HandlerInterceptor {
@@ -26,7 +27,13 @@ public class ApiAuthentication implements HandlerInterceptor {
 
     @Override
     public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) throws Exception {
-        Optional<Principal> user = bearer(request.getHeader(HttpHeaders.AUTHORIZATION)).flatMap(tokens::verify);
+        String header = request.getHeader(HttpHeaders.AUTHORIZATION);
+        Optional<String> token = bearer(header);
+        if (header == null && handler instanceof org.springframework.web.method.HandlerMethod m
+                && m.hasMethodAnnotation(QueryToken.class)) {
+            token = Optional.ofNullable(request.getParameter("access_token"));
+        }
+        Optional<Principal> user = token.flatMap(tokens::verify);
         if (user.isEmpty()) {
             response.setStatus(HttpServletResponse.SC_UNAUTHORIZED);
             response.setHeader(HttpHeaders.WWW_AUTHENTICATE, "Bearer");

@@ -150,7 +150,7 @@ public class ChatRepository {
      * new member is at the membership quota.
      */
     @Transactional
-    boolean addMember(String chatId, String caller, String userId, int maxMembers, int maxChatsPerUser) {
+    public boolean addMember(String chatId, String caller, String userId, int maxMembers, int maxChatsPerUser) {
         if (jdbc.queryForList(LOCK_CHAT, String.class, chatId).isEmpty() || !isMember(chatId, caller)) {
             return false;
         }
@@ -178,14 +178,14 @@ public class ChatRepository {
         return a == null ? List.of() : List.of((String[]) a.getArray());
     }
 
-    static final class TooManyMembers extends RuntimeException {
+    public static final class TooManyMembers extends RuntimeException {
         TooManyMembers() {
             super(null, null, false, false);
         }
     }
 
     /** A user would belong to more chats than {@code max-chats-per-user}. */
-    static final class OverQuota extends RuntimeException {
+    public static final class OverQuota extends RuntimeException {
         OverQuota() {
             super(null, null, false, false);
         }

@@ -109,6 +109,7 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
             // this machine only
             props.put("waterline.auth.dev-tokens", true);
             props.put("waterline.web.home-page", true);
+            props.put("waterline.streams.dev-bots", true);
             props.put("waterline.embedded.zero-config", true);
             if (!named(env, List.of("server.address"))) {
                 props.put("server.address", "127.0.0.1");

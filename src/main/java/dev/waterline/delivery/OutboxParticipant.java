@@ -38,7 +38,7 @@ class OutboxParticipant implements CommitParticipant {
         for (NewMessage m : batch.messages()) {
             for (String recipient : m.recipients()) {
                 deliveries.add(new OutboxStore.Delivery(recipient, m.chatId(), m.seq(), m.messageId(), m.senderId(),
-                        m.correlationId(), m.body()));
+                        m.correlationId(), m.body(), m.kind(), m.streamId()));
             }
         }
         if (deliveries.isEmpty()) {

@@ -113,6 +113,11 @@ final class Connection implements ClientSession {
     }
 
     @Override
+    public long queuedChars() {
+        return queuedChars.get();
+    }
+
+    @Override
     public long openedNanos() {
         return openedNanos;
     }

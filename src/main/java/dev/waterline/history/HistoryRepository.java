@@ -27,14 +27,14 @@ class HistoryRepository {
      * nothing after {@code since}.
      */
     private static final String PAGE_FOR_MEMBER = """
-            SELECT h.message_id, h.correlation_id, h.chat_id, h.seq, h.sender_id, h.body, h.sent_at, h.admitted
+            SELECT h.message_id, h.correlation_id, h.chat_id, h.seq, h.sender_id, h.body, h.sent_at, h.kind, h.stream_id, h.admitted
             FROM chat_members m
             LEFT JOIN LATERAL (
                 SELECT * FROM (
                     SELECT lim.*,
                            sum(octet_length(lim.body) + 160) OVER (ORDER BY lim.seq) - (octet_length(lim.body) + 160) AS before,
                            count(*) OVER () AS admitted
-                    FROM (SELECT message_id, correlation_id, chat_id, seq, sender_id, body, sent_at
+                    FROM (SELECT message_id, correlation_id, chat_id, seq, sender_id, body, sent_at, kind, stream_id
                           FROM message_history
                           WHERE chat_id = m.chat_id
                             AND seq > COALESCE((SELECT seq FROM message_history WHERE chat_id = m.chat_id AND message_id = ?), 0)
@@ -55,7 +55,8 @@ class HistoryRepository {
 
     private static final RowMapper<HistoryMessage> MESSAGE = (rs, i) -> new HistoryMessage(
             rs.getString("message_id"), rs.getString("correlation_id"), rs.getString("chat_id"), rs.getLong("seq"),
-            rs.getString("sender_id"), rs.getString("body"), rs.getTimestamp("sent_at").toInstant().toString());
+            rs.getString("sender_id"), rs.getString("body"), rs.getTimestamp("sent_at").toInstant().toString(),
+            rs.getString("kind"), rs.getString("stream_id"));
 
     private final JdbcTemplate jdbc;
 

@@ -26,7 +26,7 @@ public interface CommitParticipant {
 
     /** One message about to be committed, with the members it goes to (the chat's members but its sender). */
     record NewMessage(String chatId, long seq, String messageId, String senderId, String correlationId, String body,
-                      List<String> recipients) {
+                      List<String> recipients, String kind, String streamId) {
     }
 
     /** A participant's part of one transaction. */

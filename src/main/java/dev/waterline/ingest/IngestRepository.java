@@ -78,12 +78,15 @@ class IngestRepository {
             RETURNING c.chat_id, c.last_seq
             """;
 
-    /** 1: sent_at for the batch, 2..7: pairwise arrays of chat id, seq, message id, sender, correlation id, body. */
+    /**
+     * 1: sent_at for the batch, 2..9: pairwise arrays of chat id, seq, message id, sender,
+     * correlation id, body, kind, stream id (null but for a stream's opening message).
+     */
     private static final String INSERT_HISTORY = """
-            INSERT INTO message_history (chat_id, seq, message_id, sender_id, correlation_id, body, sent_at)
-            SELECT chat_id, seq, message_id, sender_id, correlation_id, body, ?
-            FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
-                 AS h(chat_id, seq, message_id, sender_id, correlation_id, body)
+            INSERT INTO message_history (chat_id, seq, message_id, sender_id, correlation_id, body, sent_at, kind, stream_id)
+            SELECT chat_id, seq, message_id, sender_id, correlation_id, body, ?, kind, stream_id
+            FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+                 AS h(chat_id, seq, message_id, sender_id, correlation_id, body, kind, stream_id)
             """;
 
     /**
@@ -212,7 +215,8 @@ class IngestRepository {
         perChat.forEach((chat, n) -> nextSeq.put(chat, lastSeq.get(chat) + 1));
 
         int n = valid.size();
-        String[] hChat = new String[n], hMsg = new String[n], hSender = new String[n], hCorr = new String[n], hBody = new String[n];
+        String[] hChat = new String[n], hMsg = new String[n], hSender = new String[n], hCorr = new String[n], hBody = new String[n],
+                hKind = new String[n], hStream = new String[n];
         long[] hSeq = new long[n];
         List<CommitParticipant.NewMessage> created = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
@@ -225,6 +229,8 @@ class IngestRepository {
             hSender[i] = s.senderId();
             hCorr[i] = s.correlationId();
             hBody[i] = s.body();
+            hKind[i] = s.kind();
+            hStream[i] = s.streamId();
             outcomes.put(s.key(), new Accepted(messageId, s.chatId(), seq, sentAtText, false));
             List<String> recipients = new ArrayList<>(members.get(s.chatId()).size());
             for (String member : members.get(s.chatId())) {
@@ -233,7 +239,7 @@ class IngestRepository {
                 }
             }
             created.add(new CommitParticipant.NewMessage(s.chatId(), seq, messageId, s.senderId(), s.correlationId(),
-                    s.body(), recipients));
+                    s.body(), recipients, s.kind(), s.streamId()));
         }
 
         int[] claimed = new int[1];
@@ -244,7 +250,7 @@ class IngestRepository {
                 throw new InvariantBroken("seq of chat " + chat + " moved under its lock");
             }
         }, perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray()));
-        writes.add(Statement.of(INSERT_HISTORY, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody));
+        writes.add(Statement.of(INSERT_HISTORY, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody, hKind, hStream));
         writes.add(Statement.of(CLAIM_KEYS, rs -> claimed[0]++, sentAt, hSender, hCorr, hChat, hSeq, hMsg, window.toMillis()));
         // after the history rows (I1), in the same round trip
         CommitParticipant.Batch batch = new CommitParticipant.Batch(List.copyOf(created), now);

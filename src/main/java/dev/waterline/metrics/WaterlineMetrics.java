@@ -185,6 +185,16 @@ public class WaterlineMetrics {
         return Counter.builder(name).description(description).register(registry);
     }
 
+    /** Registers a further counter with one tag (its values must be a fixed set: no ids, PROTOCOL.md §5). */
+    public Counter counter(String name, String description, String tag, String value) {
+        return Counter.builder(name).tag(tag, value).description(description).register(registry);
+    }
+
+    /** Registers a further latency histogram with the buckets every latency here shares. */
+    public Timer latencyTimer(String name, String description) {
+        return latency(Timer.builder(name).description(description));
+    }
+
     /** Registers a counter whose value its owner keeps (monotonic). */
     public void functionCounter(String name, String description, Supplier<Number> value) {
         FunctionCounter.builder(name, value, v -> v.get().doubleValue())

@@ -8,10 +8,11 @@ package dev.waterline.outbox;
  */
 public record OutboxRow(long id, String recipientId, String chatId, long seq, String messageId,
                         String senderId, String correlationId, String body, String sentAt, long committedAtMillis,
-                        int attempts) {
+                        int attempts, String kind, String streamId) {
 
     /** This row with its commit time. */
     public OutboxRow committedAt(long millis) {
-        return new OutboxRow(id, recipientId, chatId, seq, messageId, senderId, correlationId, body, sentAt, millis, attempts);
+        return new OutboxRow(id, recipientId, chatId, seq, messageId, senderId, correlationId, body, sentAt, millis, attempts,
+                kind, streamId);
     }
 }

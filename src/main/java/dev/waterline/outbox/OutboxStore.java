@@ -21,7 +21,7 @@ public interface OutboxStore {
 
     /** One delivery owed: a message for one of its recipients, as the group commit writes it. */
     record Delivery(String recipientId, String chatId, long seq, String messageId, String senderId,
-                    String correlationId, String body) {
+                    String correlationId, String body, String kind, String streamId) {
     }
 
     /** The rows of one group commit: the statement it runs in its transaction, and what it made. */

@@ -34,6 +34,14 @@ public interface ClientSession {
         return sent;
     }
 
+    /**
+     * Characters queued for this connection and not yet written to its socket: what a producer of
+     * many frames (a stream's replay) paces itself by, so that it never fills the send buffer.
+     */
+    default long queuedChars() {
+        return 0;
+    }
+
     /** When the connection opened, in {@link System#nanoTime()} terms. */
     long openedNanos();
 

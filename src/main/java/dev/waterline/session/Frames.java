@@ -20,8 +20,10 @@ public final class Frames {
     public record Accepted(String type, String correlationId, String messageId, String chatId, long seq, String sentAt) {
     }
 
+    /** {@code streamId} only on a stream's opening message ({@code kind} {@code "stream"}). */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Message(String type, long deliveryId, String messageId, String correlationId, String chatId,
-                          long seq, String senderId, String body, String sentAt) {
+                          long seq, String senderId, String body, String sentAt, String kind, String streamId) {
     }
 
     public record Read(String type, String chatId, String userId, long seq) {
@@ -40,8 +42,9 @@ public final class Frames {
     }
 
     public static String message(long deliveryId, String messageId, String correlationId, String chatId, long seq,
-                                 String senderId, String body, String sentAt) {
-        return JSON.writeValueAsString(new Message("message", deliveryId, messageId, correlationId, chatId, seq, senderId, body, sentAt));
+                                 String senderId, String body, String sentAt, String kind, String streamId) {
+        return JSON.writeValueAsString(new Message("message", deliveryId, messageId, correlationId, chatId, seq, senderId, body,
+                sentAt, kind == null ? "text" : kind, streamId));
     }
 
     public static String read(String chatId, String userId, long seq) {

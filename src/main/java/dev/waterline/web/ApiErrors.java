@@ -97,6 +97,8 @@ class ApiErrors {
         Map<String, String> body = new LinkedHashMap<>();
         body.put("error", code);
         body.put("message", message == null ? code : InputGate.printable(message));
-        return ResponseEntity.status(status).body(body);
+        // the type is set, not negotiated: an error answers in JSON whatever the request accepts (an
+        // EventSource accepts only text/event-stream, and must still see the 404 or 429)
+        return ResponseEntity.status(status).contentType(org.springframework.http.MediaType.APPLICATION_JSON).body(body);
     }
 }

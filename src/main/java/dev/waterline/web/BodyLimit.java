@@ -16,7 +16,8 @@ import org.springframework.stereotype.Component;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * No request body larger than {@code waterline.api.max-body-bytes} is read, on any path: a
+ * No request body larger than {@code waterline.api.max-body-bytes} (or what a {@link BodyAllowance}
+ * gives its own endpoint) is read, on any path: a
  * declared {@code Content-Length} over it is answered {@code 413 too_large} unread, and a body
  * that grows past it while being read (chunked), through the stream or the reader, fails the
  * read ({@link TooLarge}, answered 413 too). A body is parsed before the handler can check its
@@ -35,15 +36,29 @@ class BodyLimit extends OncePerRequestFilter {
         }
     }
 
-    private final long max;
+    private final long defaultMax;
+    private final java.util.List<BodyAllowance> allowances;
 
-    BodyLimit(ApiProperties properties) {
-        this.max = properties.maxBodyBytes().toBytes();
+    BodyLimit(ApiProperties properties, java.util.List<BodyAllowance> allowances) {
+        this.defaultMax = properties.maxBodyBytes().toBytes();
+        this.allowances = java.util.List.copyOf(allowances);
+    }
+
+    /** The bound for this request: an allowance's, or the default. */
+    private long maxFor(HttpServletRequest request) {
+        for (BodyAllowance a : allowances) {
+            long m = a.maxBodyBytes(request);
+            if (m >= 0) {
+                return m;
+            }
+        }
+        return defaultMax;
     }
 
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
+        long max = maxFor(request);
         if (request.getContentLengthLong() > max) {
             response.setStatus(413);
             response.setContentType(MediaType.APPLICATION_JSON_VALUE);

@@ -30,15 +30,16 @@ class PostgresOutboxStore implements OutboxStore {
      * The row's age is measured from this insert, moments before commit (clock_timestamp, not the
      * transaction's start), since the reclaim grace covers a row's way from commit to first pin.
      * 1: sent_at, 2: first due time in ms from now (the fast path's window: one lease),
-     * 3..9: pairwise arrays of recipient, chat id, seq, message id, sender, correlation id, body.
+     * 3..11: pairwise arrays of recipient, chat id, seq, message id, sender, correlation id, body,
+     * kind, stream id.
      */
     private static final String APPEND = """
             INSERT INTO outbox (recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, sent_at,
-                                created_at, due_at)
+                                created_at, due_at, kind, stream_id)
             SELECT recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, ?,
-                   clock_timestamp(), clock_timestamp() + (? * interval '1 millisecond')
-            FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
-                 AS o(recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body)
+                   clock_timestamp(), clock_timestamp() + (? * interval '1 millisecond'), kind, stream_id
+            FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+                 AS o(recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, kind, stream_id)
             RETURNING id, recipient_id, message_id
             """;
 
@@ -59,7 +60,7 @@ class PostgresOutboxStore implements OutboxStore {
                   FOR UPDATE SKIP LOCKED) due
             WHERE o.id = due.id
             RETURNING o.id, o.recipient_id, o.chat_id, o.seq, o.message_id, o.sender_id, o.correlation_id,
-                      o.body, o.sent_at, o.created_at, o.attempts
+                      o.body, o.sent_at, o.created_at, o.attempts, o.kind, o.stream_id
             """;
 
     /** Rows whose delivery work is over (acked, or recipient offline) are never claimed again; GC reclaims them. 1: bigint[] ids. */
@@ -134,7 +135,8 @@ class PostgresOutboxStore implements OutboxStore {
         return new OutboxRow(
                 rs.getLong("id"), rs.getString("recipient_id"), rs.getString("chat_id"), rs.getLong("seq"),
                 rs.getString("message_id"), rs.getString("sender_id"), rs.getString("correlation_id"),
-                rs.getString("body"), sentAt.toString(), rs.getTimestamp("created_at").getTime(), rs.getInt("attempts"));
+                rs.getString("body"), sentAt.toString(), rs.getTimestamp("created_at").getTime(), rs.getInt("attempts"),
+                rs.getString("kind"), rs.getString("stream_id"));
     };
 
     private final JdbcTemplate jdbc;
@@ -149,7 +151,7 @@ class PostgresOutboxStore implements OutboxStore {
     public Append append(List<Delivery> deliveries, Instant sentAt, Duration firstDue) {
         int n = deliveries.size();
         String[] recipient = new String[n], chat = new String[n], message = new String[n], sender = new String[n],
-                correlation = new String[n], body = new String[n];
+                correlation = new String[n], body = new String[n], kind = new String[n], stream = new String[n];
         long[] seq = new long[n];
         Map<String, Integer> index = new HashMap<>(n * 2);
         for (int i = 0; i < n; i++) {
@@ -161,6 +163,8 @@ class PostgresOutboxStore implements OutboxStore {
             sender[i] = d.senderId();
             correlation[i] = d.correlationId();
             body[i] = d.body();
+            kind[i] = d.kind();
+            stream[i] = d.streamId();
             index.put(key(d.messageId(), d.recipientId()), i);
         }
         long[] ids = new long[n];
@@ -170,7 +174,8 @@ class PostgresOutboxStore implements OutboxStore {
         Statement insert = Statement.of(APPEND, rs -> {
             ids[index.get(key(rs.getString(3), rs.getString(2)))] = rs.getLong(1);
             returned[0]++;
-        }, Timestamp.from(sentAt), firstDue.toMillis(), recipient, chat, seq, message, sender, correlation, body);
+        }, Timestamp.from(sentAt), firstDue.toMillis(), recipient, chat, seq, message, sender, correlation, body, kind,
+                stream);
         return new Append() {
             @Override
             public Statement statement() {
@@ -186,7 +191,7 @@ class PostgresOutboxStore implements OutboxStore {
                 for (int i = 0; i < n; i++) {
                     Delivery d = deliveries.get(i);
                     rows.add(new OutboxRow(ids[i], d.recipientId(), d.chatId(), d.seq(), d.messageId(), d.senderId(),
-                            d.correlationId(), d.body(), sentAtText, committedAtMillis, 0));
+                            d.correlationId(), d.body(), sentAtText, committedAtMillis, 0, d.kind(), d.streamId()));
                 }
                 return rows;
             }

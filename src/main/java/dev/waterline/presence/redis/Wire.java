@@ -27,7 +27,7 @@ final class Wire {
         for (OutboxRow r : rows) {
             list.addArray().add(r.id()).add(r.recipientId()).add(r.chatId()).add(r.seq()).add(r.messageId())
                     .add(r.senderId()).add(r.correlationId()).add(r.body()).add(r.sentAt()).add(r.committedAtMillis())
-                    .add(r.attempts());
+                    .add(r.attempts()).add(r.kind()).add(r.streamId());
         }
         return JSON.writeValueAsString(m);
     }
@@ -37,7 +37,9 @@ final class Wire {
         for (JsonNode r : m.get("rows")) {
             out.add(new OutboxRow(r.get(0).asLong(), r.get(1).asString(), r.get(2).asString(), r.get(3).asLong(),
                     r.get(4).asString(), r.get(5).asString(), r.get(6).asString(), r.get(7).asString(), r.get(8).asString(),
-                    r.get(9).asLong(), r.get(10).asInt()));
+                    r.get(9).asLong(), r.get(10).asInt(),
+                    // a node of the build before streams sends eleven fields: a text message
+                    r.has(11) ? r.get(11).asString() : "text", r.has(12) && !r.get(12).isNull() ? r.get(12).asString() : null));
         }
         return out;
     }

@@ -1,0 +1,241 @@
+package dev.waterline.streams;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.waterline.history.RetentionProperties;
+import dev.waterline.lifecycle.Loops;
+import dev.waterline.lifecycle.Workers;
+import dev.waterline.metrics.WaterlineMetrics;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The time partitions of {@code stream_chunks} (V6), and stream retention.
+ *
+ * <p>Loop (one of {@link Loops}, every {@code maintenance-interval}, and at once when an append
+ * finds no partition for its time, {@link #wake}; the first pass runs at start, before the
+ * appender takes requests): by the database's clock, create the current partition and
+ * {@code partitions-ahead} more, drop every partition whose range ended more than
+ * {@code waterline.retention.history} ago (a drop: no delete, no dead tuples, no vacuum), and
+ * delete the closed streams older than that (their blobs go with them). Each create or drop is a
+ * transaction of its own under one advisory lock, so nodes doing the same at once wait for each
+ * other instead of failing; a partition whose range an existing one already covers (the width was
+ * changed) is left to that one. Partitions are named by their start in UTC,
+ * {@code stream_chunks_pYYYYMMDD} (a day) or {@code stream_chunks_pYYYYMMDDHH} (an hour).
+ */
+@Component
+class ChunkPartitions implements SmartLifecycle {
+
+    private static final Log log = LogFactory.getLog(ChunkPartitions.class);
+    static final String LOOP = "stream_partitions";
+    private static final Pattern NAME = Pattern.compile("stream_chunks_p(\\d{8}|\\d{10})");
+    private static final DateTimeFormatter DAY = DateTimeFormatter.ofPattern("yyyyMMdd").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter HOUR = DateTimeFormatter.ofPattern("yyyyMMddHH").withZone(ZoneOffset.UTC);
+
+    private static final String LOCK = """
+            SELECT pg_advisory_xact_lock(hashtext('waterline.stream_chunks.partitions'))
+            """;
+
+    private static final String PARTITIONS = """
+            SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'stream_chunks'::regclass
+            """;
+
+    /** 1: cut-off, 2: chunk. Closed streams created before the cut-off (blobs cascade). */
+    private static final String DELETE_OLD_STREAMS = """
+            DELETE FROM streams
+            WHERE ctid = ANY (ARRAY(SELECT ctid FROM streams WHERE created_at < ? AND state <> 'open' ORDER BY created_at LIMIT ?))
+            """;
+
+    private final StreamProperties properties;
+    private final RetentionProperties retention;
+    private final JdbcTemplate jdbc;
+    private final TransactionTemplate tx;
+    private final Loops loops;
+    private volatile boolean running;
+    private volatile boolean wanted;
+    private Thread thread;
+
+    ChunkPartitions(StreamProperties properties, RetentionProperties retention, JdbcTemplate jdbc,
+                    PlatformTransactionManager transactions, Loops loops, WaterlineMetrics metrics) {
+        this.properties = properties;
+        this.retention = retention;
+        this.jdbc = jdbc;
+        this.tx = new TransactionTemplate(transactions);
+        this.loops = loops;
+        metrics.gauge("waterline.stream.partitions", "partitions of the stream chunk table", this::countQuietly);
+    }
+
+    private volatile int count = -1;
+
+    private int countQuietly() {
+        return count;
+    }
+
+    /** Whether {@code e} is an insert that found no partition for its time. */
+    static boolean missingPartition(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException s && "23514".equals(s.getSQLState()) && s.getMessage() != null
+                    && s.getMessage().contains("no partition of relation")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Asks for a pass now (an append found no partition). */
+    void wake() {
+        wanted = true;
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /** One pass by the database's clock. */
+    void maintain() {
+        Instant now = jdbc.queryForObject("SELECT now()", java.sql.Timestamp.class).toInstant();
+        maintain(now, retention.history());
+    }
+
+    /** What the partitions are after a pass at {@code now}: created, dropped, and how many there are. */
+    record Pass(List<String> created, List<String> dropped, int partitions) {
+    }
+
+    /** One pass as if it were {@code now}, keeping {@code keep} of chunks. */
+    Pass maintain(Instant now, Duration keep) {
+        Duration width = properties.partitionWidth();
+        Instant start = now.truncatedTo(hourly(width) ? ChronoUnit.HOURS : ChronoUnit.DAYS);
+        List<String> existing = jdbc.queryForList(PARTITIONS, String.class);
+        List<String> created = new ArrayList<>();
+        for (int k = 0; k <= properties.partitionsAhead(); k++) {
+            Instant from = start.plus(width.multipliedBy(k));
+            String name = name(from, width);
+            if (existing.contains(name) || covered(existing, from)) {
+                continue;
+            }
+            Instant to = from.plus(width);
+            Boolean made = tx.execute(status -> {
+                jdbc.queryForObject(LOCK, Object.class);
+                jdbc.execute("SET LOCAL lock_timeout = '5s'");
+                if (jdbc.queryForList(PARTITIONS, String.class).contains(name)) {
+                    return false;
+                }
+                jdbc.execute("CREATE TABLE " + name + " PARTITION OF stream_chunks FOR VALUES FROM ('" + from + "') TO ('" + to + "')");
+                return true;
+            });
+            if (Boolean.TRUE.equals(made)) {
+                created.add(name);
+            }
+        }
+        Instant cutoff = now.minus(keep);
+        List<String> dropped = new ArrayList<>();
+        for (String name : jdbc.queryForList(PARTITIONS, String.class)) {
+            Instant end = end(name);
+            if (end != null && !end.isAfter(cutoff)) {
+                tx.executeWithoutResult(status -> {
+                    jdbc.queryForObject(LOCK, Object.class);
+                    jdbc.execute("SET LOCAL lock_timeout = '5s'");
+                    jdbc.execute("DROP TABLE IF EXISTS " + name);
+                });
+                dropped.add(name);
+            }
+        }
+        while (jdbc.update(DELETE_OLD_STREAMS, java.sql.Timestamp.from(cutoff), 1000) == 1000) {
+            // the next chunk
+        }
+        int n = jdbc.queryForList(PARTITIONS, String.class).size();
+        count = n;
+        if (!created.isEmpty() || !dropped.isEmpty()) {
+            log.info("stream chunk partitions: created " + created + ", dropped " + dropped + " (past " + keep + ")");
+        }
+        return new Pass(created, dropped, n);
+    }
+
+    private static boolean hourly(Duration width) {
+        return width.equals(Duration.ofHours(1));
+    }
+
+    /** The name of the partition of {@code width} (a day or an hour) that holds the instant {@code at}. */
+    static String name(Instant at, Duration width) {
+        return "stream_chunks_p" + (hourly(width) ? HOUR : DAY).format(at);
+    }
+
+    /** Whether an existing partition of another width covers the instant {@code from}. */
+    private static boolean covered(List<String> existing, Instant from) {
+        for (String name : existing) {
+            Instant s = start(name);
+            Instant e = end(name);
+            if (s != null && !from.isBefore(s) && from.isBefore(e)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static Instant start(String name) {
+        Matcher m = NAME.matcher(name);
+        if (!m.matches()) {
+            return null;
+        }
+        String t = m.group(1);
+        int hour = t.length() == 10 ? Integer.parseInt(t.substring(8, 10)) : 0;
+        return java.time.LocalDateTime.of(Integer.parseInt(t.substring(0, 4)), Integer.parseInt(t.substring(4, 6)),
+                Integer.parseInt(t.substring(6, 8)), hour, 0).toInstant(ZoneOffset.UTC);
+    }
+
+    static Instant end(String name) {
+        Instant s = start(name);
+        if (s == null) {
+            return null;
+        }
+        return s.plus(name.length() == "stream_chunks_p".length() + 8 ? Duration.ofDays(1) : Duration.ofHours(1));
+    }
+
+    @Override
+    public void start() {
+        running = true;
+        loops.pass(LOOP, this::maintain);
+        thread = loops.start(LOOP, "stream-partitions", () -> running, () -> {
+            if (!wanted) {
+                LockSupport.parkNanos(properties.maintenanceInterval().toNanos());
+            }
+            wanted = false;
+            if (running) {
+                maintain();
+            }
+        });
+    }
+
+    @Override
+    public void stop() {
+        running = false;
+        Workers.stop(thread, Duration.ofSeconds(2));
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Starts before the appender (whose first append needs a partition). */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 10;
+    }
+}

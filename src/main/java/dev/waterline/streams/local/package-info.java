@@ -1,0 +1,2 @@
+/** The single node's stream signals: none. */
+package dev.waterline.streams.local;
