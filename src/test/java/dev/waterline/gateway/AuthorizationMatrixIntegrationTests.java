@@ -35,10 +35,16 @@ class AuthorizationMatrixIntegrationTests {
 
     /** One REST endpoint: how to call it, and the status a member gets. */
     record Endpoint(String method, String pattern, boolean anonymous, int memberStatus, String body) {
-        boolean aboutAChat() {
-            return pattern.contains("{chatId}");
+        /** About one chat, stream or blob (in its path, or a chat named in its body): a non-member gets 404. */
+        boolean aboutAnId() {
+            return pattern.contains("{chatId}") || pattern.contains("{streamId}") || pattern.contains("{blobId}")
+                    || (body != null && body.contains("%2$s"));
         }
     }
+
+    static final String UNKNOWN_CHAT = "01NOSUCHCHAT0000000000000";
+    static final String UNKNOWN_STREAM = "01NOSUCHSTREAM00000000000";
+    static final String UNKNOWN_BLOB = "01NOSUCHBLOB0000000000000";
 
     static final List<Endpoint> REST = List.of(
             new Endpoint("GET", "/", true, 200, null),
@@ -51,7 +57,17 @@ class AuthorizationMatrixIntegrationTests {
             new Endpoint("GET", "/api/chats", false, 200, null),
             new Endpoint("GET", "/api/chats/{chatId}", false, 200, null),
             new Endpoint("POST", "/api/chats/{chatId}/members", false, 200, "{\"userId\":\"matrix-newbie-%d\"}"),
-            new Endpoint("GET", "/api/chats/{chatId}/messages", false, 200, null));
+            new Endpoint("GET", "/api/chats/{chatId}/messages", false, 200, null),
+            new Endpoint("POST", "/api/chats/{chatId}/streams", false, 201, "{\"title\":\"matrix\"}"),
+            new Endpoint("POST", "/api/dev/bots/echo", false, 201, "{\"chatId\":\"%2$s\"}"),
+            new Endpoint("GET", "/api/streams/{streamId}", false, 200, null),
+            new Endpoint("POST", "/api/streams/{streamId}/chunks", false, 200, "{\"chunks\":[{\"seq\":1,\"data\":\"m\"}]}"),
+            new Endpoint("GET", "/api/streams/{streamId}/chunks", false, 200, null),
+            new Endpoint("POST", "/api/streams/{streamId}/blobs", false, 201, "{\"any\":\"bytes\"}"),
+            new Endpoint("GET", "/api/blobs/{blobId}", false, 200, null),
+            // last: the stream is then complete, so that its events end with the answer
+            new Endpoint("POST", "/api/streams/{streamId}/complete", false, 200, "{\"lastSeq\":1}"),
+            new Endpoint("GET", "/api/streams/{streamId}/events", false, 200, null));
 
     /** Frame types and what a member, a non-member and an unknown id get back (null: no answer but the effect). */
     static final Map<String, String[]> FRAMES = new LinkedHashMap<>();
@@ -61,6 +77,9 @@ class AuthorizationMatrixIntegrationTests {
         FRAMES.put("read", new String[] {null, "not_found", "not_found"});
         FRAMES.put("ack", new String[] {null, null, null});
         FRAMES.put("ping", new String[] {"pong", "pong", "pong"});
+        FRAMES.put("subscribe", new String[] {"stream", "not_found", "not_found"});
+        FRAMES.put("append", new String[] {"appended", "not_found", "not_found"});
+        FRAMES.put("unsubscribe", new String[] {null, null, null});
     }
 
     @LocalServerPort
@@ -99,11 +118,13 @@ class AuthorizationMatrixIntegrationTests {
         String alice = api.token("matrix-alice");
         String mallory = api.token("matrix-mallory");
         String chat = api.createChat(alice, "matrix-bob");
+        String stream = api.post("/api/chats/" + chat + "/streams", alice, Map.of()).body().get("streamId").asString();
+        String blob = api.postRaw("/api/streams/" + stream + "/blobs", alice, "\"blob\"").body().get("blobId").asString();
         SoftAssertions softly = new SoftAssertions();
         for (Endpoint e : REST) {
             Map<Caller, Api.Response> answers = new LinkedHashMap<>();
             for (Caller caller : Caller.values()) {
-                if (caller == Caller.UNKNOWN_ID && !e.aboutAChat()) {
+                if (caller == Caller.UNKNOWN_ID && !e.aboutAnId()) {
                     continue;
                 }
                 String token = switch (caller) {
@@ -112,8 +133,10 @@ class AuthorizationMatrixIntegrationTests {
                     case NO_TOKEN -> null;
                     case BAD_TOKEN -> "not-a-token";
                 };
-                String path = e.pattern().replace("{chatId}", caller == Caller.UNKNOWN_ID ? "01NOSUCHCHAT0000000000000" : chat);
-                String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet());
+                boolean unknown = caller == Caller.UNKNOWN_ID;
+                String path = e.pattern().replace("{chatId}", unknown ? UNKNOWN_CHAT : chat)
+                        .replace("{streamId}", unknown ? UNKNOWN_STREAM : stream).replace("{blobId}", unknown ? UNKNOWN_BLOB : blob);
+                String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet(), unknown ? UNKNOWN_CHAT : chat);
                 Api.Response r = e.method().equals("GET") ? api.get(path, token) : api.postRaw(path, token, body);
                 answers.put(caller, r);
                 int expected;
@@ -123,7 +146,7 @@ class AuthorizationMatrixIntegrationTests {
                 else if (caller == Caller.NO_TOKEN || caller == Caller.BAD_TOKEN) {
                     expected = 401;
                 }
-                else if (caller == Caller.MEMBER || !e.aboutAChat()) {
+                else if (caller == Caller.MEMBER || !e.aboutAnId()) {
                     expected = e.memberStatus();
                 }
                 else {
@@ -131,7 +154,7 @@ class AuthorizationMatrixIntegrationTests {
                 }
                 softly.assertThat(r.status()).as(e.method() + " " + e.pattern() + " as " + caller).isEqualTo(expected);
             }
-            if (e.aboutAChat() && !e.anonymous()) {
+            if (e.aboutAnId() && !e.anonymous()) {
                 softly.assertThat(answers.get(Caller.NON_MEMBER).body()).as(e.pattern() + ": a non-member cannot tell the chat exists")
                         .isEqualTo(answers.get(Caller.UNKNOWN_ID).body());
             }
@@ -160,9 +183,11 @@ class AuthorizationMatrixIntegrationTests {
             assertThat(a.answer("fm-0").get("type").asString()).isEqualTo("accepted");
             long bobsDelivery = b.next("message").get("deliveryId").asLong();
 
+            String stream = api.post("/api/chats/" + chat + "/streams", alice, Map.of()).body().get("streamId").asString();
             SoftAssertions softly = new SoftAssertions();
             WsClient[] callers = {a, m, a};
-            String[] chats = {chat, chat, "01NOSUCHCHAT0000000000000"};
+            String[] chats = {chat, chat, UNKNOWN_CHAT};
+            String[] streams = {stream, stream, UNKNOWN_STREAM};
             for (var row : FRAMES.entrySet()) {
                 String type = row.getKey();
                 for (int i = 0; i < 3; i++) {
@@ -184,6 +209,22 @@ class AuthorizationMatrixIntegrationTests {
                             }
                             yield c.next("error").get("code").asString();
                         }
+                        case "subscribe" -> {
+                            c.send(Map.of("type", "subscribe", "streamId", streams[i]));
+                            String asked = streams[i];
+                            JsonNode answer = c.next(f -> asked.equals(f.path("streamId").asString()), java.time.Duration.ofSeconds(10));
+                            yield answer.path("type").asString().equals("error") ? answer.get("code").asString() : answer.path("type").asString();
+                        }
+                        case "append" -> {
+                            c.send(Map.of("type", "append", "streamId", streams[i], "correlationId", corr,
+                                    "chunks", List.of(Map.of("seq", 1, "data", "m"))));
+                            JsonNode answer = c.next(f -> corr.equals(f.path("correlationId").asString()), java.time.Duration.ofSeconds(10));
+                            yield answer.path("type").asString().equals("error") ? answer.get("code").asString() : answer.path("type").asString();
+                        }
+                        case "unsubscribe" -> {
+                            c.send(Map.of("type", "unsubscribe", "streamId", streams[i]));
+                            yield null;
+                        }
                         case "ack" -> {
                             c.send(Map.of("type", "ack", "ids", List.of(bobsDelivery)));
                             yield null;
@@ -198,7 +239,7 @@ class AuthorizationMatrixIntegrationTests {
                     c.send(Map.of("type", "ping"));
                     c.next("pong");
                     String expected = row.getValue()[i];
-                    boolean anError = expected != null && !expected.equals("accepted") && !expected.equals("pong");
+                    boolean anError = expected != null && !java.util.Set.of("accepted", "pong", "stream", "appended").contains(expected);
                     softly.assertThat(errors(c) - errorsBefore).as(type + " #" + i + ": errors drawn").isEqualTo(anError ? 1 : 0);
                 }
             }

@@ -33,7 +33,8 @@ class ObservabilityIntegrationTests {
 
     private static final Pattern SERIES = Pattern.compile("\\b((?:waterline|jvm|hikaricp|process)_[a-z0-9_]+)\\b");
     /** Labels our own series may carry: none of them names a user, a chat or a hook. */
-    private static final Set<String> ALLOWED_LABELS = Set.of("path", "reason", "reaper", "loop", "writer", "le", "quantile");
+    private static final Set<String> ALLOWED_LABELS = Set.of("path", "reason", "reaper", "loop", "writer", "le", "quantile",
+            "how", "outcome");
 
     @LocalServerPort
     int port;
@@ -143,7 +144,9 @@ class ObservabilityIntegrationTests {
         assertThat(values.get("path")).isSubsetOf("fast", "poller");
         assertThat(values.get("reason")).isSubsetOf(WaterlineMetrics.REJECT_REASONS);
         assertThat(values.get("reaper")).isSubsetOf(WaterlineMetrics.REAPERS);
-        assertThat(values.get("writer")).isSubsetOf("ingest", "receipts", "acks");
+        assertThat(values.get("writer")).isSubsetOf("ingest", "receipts", "acks", "stream_append");
+        assertThat(values.getOrDefault("how", Set.of())).isSubsetOf("complete", "aborted", "idle");
+        assertThat(values.getOrDefault("outcome", Set.of())).allMatch(v -> v.matches("[a-z][a-z_]{1,31}"), "an outcome code");
         // loop names are the code's own: short snake_case words, none of them an id of the traffic above
         assertThat(values.get("loop")).allMatch(v -> v.matches("[a-z][a-z_]{1,31}"), "a loop name")
                 .noneMatch(v -> v.contains("obs") || v.contains(pair.chat().toLowerCase(java.util.Locale.ROOT)));

@@ -14,14 +14,24 @@ class FramesUnitTests {
 
     @Test
     void aMessageFrameCarriesEveryFieldOfTheContractWithANumericDeliveryId() {
-        JsonNode f = json.readTree(Frames.message(42, "01J", "c-1", "chat", 7, "alice", "hi \"there\"\n", "2026-01-01T00:00:00Z"));
+        JsonNode f = json.readTree(Frames.message(42, "01J", "c-1", "chat", 7, "alice", "hi \"there\"\n", "2026-01-01T00:00:00Z",
+                "text", null));
         assertThat(f.get("type").asString()).isEqualTo("message");
         assertThat(f.get("deliveryId").isIntegralNumber()).isTrue();
         assertThat(f.get("deliveryId").asLong()).isEqualTo(42);
         assertThat(f.get("seq").isIntegralNumber()).isTrue();
         assertThat(f.get("body").asString()).isEqualTo("hi \"there\"\n");
         assertThat(f.propertyNames()).containsExactlyInAnyOrder(
-                "type", "deliveryId", "messageId", "correlationId", "chatId", "seq", "senderId", "body", "sentAt");
+                "type", "deliveryId", "messageId", "correlationId", "chatId", "seq", "senderId", "body", "sentAt", "kind");
+        assertThat(f.get("kind").asString()).isEqualTo("text");
+    }
+
+    @Test
+    void aStreamsOpeningMessageCarriesItsKindAndStreamId() {
+        JsonNode f = json.readTree(Frames.message(43, "01K", "stream-1", "chat", 8, "bot", "", "2026-01-01T00:00:00Z",
+                "stream", "01S"));
+        assertThat(f.get("kind").asString()).isEqualTo("stream");
+        assertThat(f.get("streamId").asString()).isEqualTo("01S");
     }
 
     @Test
