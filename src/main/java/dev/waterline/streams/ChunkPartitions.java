@@ -121,27 +121,22 @@ class ChunkPartitions implements SmartLifecycle {
     Pass maintain(Instant now, Duration keep) {
         Duration width = properties.partitionWidth();
         Instant start = now.truncatedTo(hourly(width) ? ChronoUnit.HOURS : ChronoUnit.DAYS);
-        List<String> existing = jdbc.queryForList(PARTITIONS, String.class);
+        List<String> existing = new ArrayList<>(jdbc.queryForList(PARTITIONS, String.class));
         List<String> created = new ArrayList<>();
         for (int k = 0; k <= properties.partitionsAhead(); k++) {
             Instant from = start.plus(width.multipliedBy(k));
-            String name = name(from, width);
-            if (existing.contains(name) || covered(existing, from)) {
+            Instant to = from.plus(width);
+            if (overlaps(existing, from, to)) {
+                // the width was changed: what the old partitions leave of this range is filled
+                // hour by hour, so that no hour is without a partition and none overlaps
+                for (Instant h = from; h.isBefore(to); h = h.plus(Duration.ofHours(1))) {
+                    if (!overlaps(existing, h, h.plus(Duration.ofHours(1)))) {
+                        create(name(h, Duration.ofHours(1)), h, h.plus(Duration.ofHours(1)), created, existing);
+                    }
+                }
                 continue;
             }
-            Instant to = from.plus(width);
-            Boolean made = tx.execute(status -> {
-                jdbc.queryForObject(LOCK, Object.class);
-                jdbc.execute("SET LOCAL lock_timeout = '5s'");
-                if (jdbc.queryForList(PARTITIONS, String.class).contains(name)) {
-                    return false;
-                }
-                jdbc.execute("CREATE TABLE " + name + " PARTITION OF stream_chunks FOR VALUES FROM ('" + from + "') TO ('" + to + "')");
-                return true;
-            });
-            if (Boolean.TRUE.equals(made)) {
-                created.add(name);
-            }
+            create(name(from, width), from, to, created, existing);
         }
         Instant cutoff = now.minus(keep);
         List<String> dropped = new ArrayList<>();
@@ -176,16 +171,38 @@ class ChunkPartitions implements SmartLifecycle {
         return "stream_chunks_p" + (hourly(width) ? HOUR : DAY).format(at);
     }
 
-    /** Whether an existing partition of another width covers the instant {@code from}. */
-    private static boolean covered(List<String> existing, Instant from) {
+    /** Whether a partition named in {@code existing} holds any instant of [from, to). */
+    private static boolean overlaps(List<String> existing, Instant from, Instant to) {
         for (String name : existing) {
             Instant s = start(name);
             Instant e = end(name);
-            if (s != null && !from.isBefore(s) && from.isBefore(e)) {
+            if (s != null && s.isBefore(to) && from.isBefore(e)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** Creates one partition (a transaction of its own under the advisory lock); a failure is logged and counted, and the pass goes on. */
+    private void create(String name, Instant from, Instant to, List<String> created, List<String> existing) {
+        try {
+            Boolean made = tx.execute(status -> {
+                jdbc.queryForObject(LOCK, Object.class);
+                jdbc.execute("SET LOCAL lock_timeout = '5s'");
+                if (jdbc.queryForList(PARTITIONS, String.class).contains(name)) {
+                    return false;
+                }
+                jdbc.execute("CREATE TABLE " + name + " PARTITION OF stream_chunks FOR VALUES FROM ('" + from + "') TO ('" + to + "')");
+                return true;
+            });
+            existing.add(name);
+            if (Boolean.TRUE.equals(made)) {
+                created.add(name);
+            }
+        }
+        catch (RuntimeException e) {
+            loops.failed(LOOP, "creating partition " + name, e);
+        }
     }
 
     static Instant start(String name) {

@@ -266,7 +266,8 @@ class StreamController {
             StreamView s = store.forMember(streamId, user).orElseThrow(StreamController::noStream);
             List<Chunk> page = store.chunks(s, from, s.lastSeq(), (int) rows, pageBytes);
             long last = page.isEmpty() ? from - 1 : page.getLast().getSeq();
-            return Json.answer(HttpStatus.OK, new ChunkPage(page, s.state(), s.lastSeq(), last < s.lastSeq()));
+            // an empty page below the head: those chunks are past retention, and there is no more to page
+            return Json.answer(HttpStatus.OK, new ChunkPage(page, s.state(), s.lastSeq(), !page.isEmpty() && last < s.lastSeq()));
         });
     }
 

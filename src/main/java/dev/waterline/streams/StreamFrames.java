@@ -38,6 +38,7 @@ class StreamFrames implements FrameHandler {
     private final StreamProperties properties;
     private final DatabaseTurns turns;
     private final StreamMetrics metrics;
+    private static final org.apache.commons.logging.Log log = org.apache.commons.logging.LogFactory.getLog(StreamFrames.class);
     /** Each connection's subscriptions, by stream; an entry leaves when its subscription ends. */
     private final Map<ClientSession, Map<String, Subscription>> subscriptions = new ConcurrentHashMap<>();
 
@@ -122,10 +123,13 @@ class StreamFrames implements FrameHandler {
             view = turns.run(() -> store.forMember(streamId, from.userId()).orElse(null));
         }
         catch (ApiException e) {
+            metrics.refused("unavailable");
             from.send(error("unavailable", e.getMessage(), streamId, null, null));
             return;
         }
         catch (RuntimeException e) {
+            metrics.refused("unavailable");
+            log.warn("a subscribe to stream " + streamId + " could not read it: " + e);
             from.send(error("unavailable", "the stream could not be read; subscribe again", streamId, null, null));
             return;
         }

@@ -28,6 +28,7 @@ class StreamMetrics {
     private final Counter tailReads;
     private final Counter tailReadChunks;
     private final Counter replayChunks;
+    private final Counter replayWaits;
     private final Counter handedOver;
     private final Counter missing;
     private final Counter frames;
@@ -52,6 +53,8 @@ class StreamMetrics {
                 "reads of chunks from PostgreSQL by the shared tails (once per node for every subscriber there)");
         tailReadChunks = metrics.counter("waterline.stream.tail.read.chunks", "chunks the shared tails read from PostgreSQL");
         replayChunks = metrics.counter("waterline.stream.replay.chunks", "chunks read from PostgreSQL by subscribers' replays");
+        replayWaits = metrics.counter("waterline.stream.replay.waits",
+                "replay pages that found no turn at PostgreSQL within waterline.api.max-wait and waited again");
         handedOver = metrics.counter("waterline.stream.handover.chunks",
                 "chunks fanned out by a tail as its node's appender handed them over after commit (no read)");
         missing = metrics.counter("waterline.stream.missing.chunks",
@@ -102,6 +105,10 @@ class StreamMetrics {
 
     void unsubscribed() {
         subscriptions.decrementAndGet();
+    }
+
+    void replayWaited() {
+        replayWaits.increment();
     }
 
     void replayed(int n) {

@@ -25,10 +25,40 @@ final class Subscription {
         return tail.streamId;
     }
 
-    /** The subscriber leaves (unsubscribe, or its connection closed): no frame of this subscription is written after. */
+    /**
+     * The subscriber leaves (unsubscribe, or its connection closed): no frame of this subscription
+     * is written after this returns, since every write checks under the same lock ({@link #chunk},
+     * {@link #state}); a re-subscribe's first frame therefore follows the old one's last.
+     */
     void cancel() {
-        cancelled = true;
+        synchronized (this) {
+            cancelled = true;
+        }
         tail.enqueue(() -> tail.drop(this));
+    }
+
+    /** Writes {@code c} unless the subscription is gone; false if it was. */
+    synchronized boolean chunk(Chunk c) {
+        if (gone()) {
+            return false;
+        }
+        sink.chunk(tail.streamId, c);
+        return true;
+    }
+
+    /** Writes the stream's state unless the subscription is gone. */
+    synchronized void state(String state, long lastSeq) {
+        if (!gone()) {
+            sink.state(tail.streamId, state, lastSeq);
+        }
+    }
+
+    /** Ends it with an error unless it is gone already. */
+    synchronized void failed(String code, String message) {
+        if (!gone()) {
+            sink.failed(code, message);
+        }
+        cancelled = true;
     }
 
     /** True the first time only: the subscription's place in its tail is given back once. */

@@ -106,23 +106,29 @@ final class Tail {
     private void known(long lastSeq, String headState) {
         high = lastSeq;
         state = headState;
-        List<Appender.Change> kept = new ArrayList<>(pending);
-        pending.clear();
-        boolean overflowed = pendingOverflowed;
-        pendingOverflowed = false;
-        for (Appender.Change c : kept) {
-            apply(c);
-        }
-        if (overflowed) {
-            // what was dropped is committed, so a read of the head now covers it
-            StreamStore.Head again = tails.head(streamId);
-            if (again != null) {
-                signalled(again.lastSeq(), again.state());
-            }
-        }
         List<Subscription> joins = new ArrayList<>(waiting);
         waiting.clear();
-        joins.forEach(this::join);
+        try {
+            List<Appender.Change> kept = new ArrayList<>(pending);
+            pending.clear();
+            boolean overflowed = pendingOverflowed;
+            pendingOverflowed = false;
+            for (Appender.Change c : kept) {
+                apply(c);
+            }
+            if (overflowed) {
+                // what was dropped is committed, so a read of the head now covers it
+                StreamStore.Head again = tails.head(streamId);
+                if (again != null) {
+                    signalled(again.lastSeq(), again.state());
+                }
+            }
+        }
+        finally {
+            // a read above that failed leaves the tail behind its head (the next signal or poll
+            // reads on); the waiting subscribers join it as it stands, each on its own
+            joins.forEach(this::join);
+        }
     }
 
     /** This node's appender committed {@code change}. */
@@ -173,9 +179,7 @@ final class Tail {
         if (headState != null && !headState.equals(state) && !StreamView.OPEN.equals(headState) && lastSeq <= high) {
             state = headState;
             for (Subscription s : live) {
-                if (!s.gone()) {
-                    s.sink.state(streamId, state, high);
-                }
+                s.state(state, high);
                 finish(s);
             }
             live.clear();
@@ -212,8 +216,9 @@ final class Tail {
                 continue;
             }
             if (c.getSeq() == s.nextSeq) {
-                s.sink.chunk(streamId, c);
-                s.nextSeq++;
+                if (s.chunk(c)) {
+                    s.nextSeq++;
+                }
             }
             else if (c.getSeq() > s.nextSeq) {
                 // cannot happen while the invariant holds; if it did, the subscriber replays what it lacks
@@ -240,25 +245,39 @@ final class Tail {
                 tails.replay(s);   // far behind (a slow reader): another round of pages off this queue
                 return;
             }
-            while (s.nextSeq <= high) {
-                List<Chunk> page = tails.read(streamId, createdAt, s.nextSeq, high);
-                if (page.isEmpty()) {
-                    s.nextSeq = high + 1;
-                    break;
-                }
-                for (Chunk c : page) {
-                    if (s.gone()) {
-                        finish(s);
-                        return;
+            try {
+                while (s.nextSeq <= high) {
+                    List<Chunk> page = tails.read(streamId, createdAt, s.nextSeq, high);
+                    if (page.isEmpty()) {
+                        s.nextSeq = high + 1;
+                        break;
                     }
-                    s.sink.chunk(streamId, c);
-                    s.nextSeq = c.getSeq() + 1;
+                    for (Chunk c : page) {
+                        if (!s.chunk(c)) {
+                            finish(s);
+                            return;
+                        }
+                        s.nextSeq = c.getSeq() + 1;
+                    }
                 }
             }
+            catch (RuntimeException e) {
+                // the subscriber cannot be brought up to the tail: it is told so, never left silent
+                tails.failed("a subscriber joining the tail of stream " + streamId, e);
+                s.failed("unavailable", "the stream could not be read; subscribe again from the last seq seen + 1");
+                tails.release(s);
+                return;
+            }
+        }
+        if (state == null) {
+            // the tail found the stream gone (retention) before this subscriber joined
+            s.failed("not_found", "the stream is gone");
+            tails.release(s);
+            return;
         }
         if (!StreamView.OPEN.equals(state)) {
             // the stream closed: every subscriber's last frame is its final state
-            s.sink.state(streamId, state, high);
+            s.state(state, high);
             finish(s);
             return;
         }
@@ -287,11 +306,11 @@ final class Tail {
     void gone() {
         high = Math.max(high, 0);
         for (Subscription s : live) {
-            s.sink.failed("not_found", "the stream is gone");
+            s.failed("not_found", "the stream is gone");
             tails.release(s);
         }
         for (Subscription s : waiting) {
-            s.sink.failed("not_found", "the stream is gone");
+            s.failed("not_found", "the stream is gone");
             tails.release(s);
         }
         live.clear();

@@ -10,6 +10,8 @@ import java.util.concurrent.locks.LockSupport;
 
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
+import dev.waterline.web.ApiException;
+import dev.waterline.web.DatabaseTurns;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -33,19 +35,22 @@ class Tails implements SmartLifecycle {
 
     static final String LOOP = "stream_tails";
     /** A page of chunks read for a tail or a replay stops at this many bytes (the first chunk always comes). */
-    static final long PAGE_BYTES = 4L << 20;
+    static final long PAGE_BYTES = 1L << 20;
 
     private final StreamProperties properties;
     private final StreamStore store;
     private final Loops loops;
     private final StreamMetrics metrics;
+    private final DatabaseTurns turns;
     private final Map<String, Tail> tails = new ConcurrentHashMap<>();
     private final Executor executor = Executors.newVirtualThreadPerTaskExecutor();
     private volatile boolean running;
     private Thread poller;
 
-    Tails(StreamProperties properties, StreamStore store, Loops loops, StreamMetrics metrics, StreamSignals signals) {
+    Tails(StreamProperties properties, StreamStore store, Loops loops, StreamMetrics metrics, StreamSignals signals,
+          DatabaseTurns turns) {
         this.properties = properties;
+        this.turns = turns;
         this.store = store;
         this.loops = loops;
         this.metrics = metrics;
@@ -81,7 +86,10 @@ class Tails implements SmartLifecycle {
             try {
                 long next = s.nextSeq;
                 while (!s.gone()) {
-                    List<Chunk> page = store.chunks(s.streamId(), s.tail.createdAt, next, Long.MAX_VALUE, properties.pageSize(), PAGE_BYTES);
+                    List<Chunk> page = page(s, next);
+                    if (page == null) {
+                        break;   // gone while it waited for a turn
+                    }
                     metrics.replayed(page.size());
                     long bytes = 0;
                     for (Chunk c : page) {
@@ -89,7 +97,9 @@ class Tails implements SmartLifecycle {
                         if (s.gone()) {
                             break;
                         }
-                        s.sink.chunk(s.streamId(), c);
+                        if (!s.chunk(c)) {
+                            break;
+                        }
                         next = c.getSeq() + 1;
                         bytes += c.weight();
                     }
@@ -103,11 +113,29 @@ class Tails implements SmartLifecycle {
             }
             catch (RuntimeException e) {
                 loops.failed(LOOP, "a subscriber's replay of stream " + s.streamId(), e);
-                s.sink.failed("unavailable", "the stream could not be read; subscribe again");
-                s.cancelled = true;
+                s.failed("unavailable", "the stream could not be read; subscribe again");
                 s.tail.enqueue(() -> s.tail.drop(s));
             }
         });
+    }
+
+    /**
+     * One replay page, read within a turn at PostgreSQL ({@link DatabaseTurns}, shared with REST
+     * reads), so that however many subscribers replay at once the rest of the pool stays free for
+     * the group commits; a subscriber that finds no turn within the wait tries again (its replay
+     * is late, never wrong). Null if the subscriber left meanwhile.
+     */
+    private List<Chunk> page(Subscription s, long next) {
+        while (!s.gone()) {
+            try {
+                return turns.run(() -> store.chunks(s.streamId(), s.tail.createdAt, next, Long.MAX_VALUE, properties.pageSize(),
+                        PAGE_BYTES));
+            }
+            catch (ApiException busy) {
+                metrics.replayWaited();
+            }
+        }
+        return null;
     }
 
     private void awaitRoom(Subscription s) {
@@ -187,7 +215,7 @@ class Tails implements SmartLifecycle {
     }
 
     List<Chunk> read(String streamId, String createdAt, long from, long to) {
-        List<Chunk> page = store.chunks(streamId, createdAt, from, to, properties.pageSize(), PAGE_BYTES);
+        List<Chunk> page = turns.run(() -> store.chunks(streamId, createdAt, from, to, properties.pageSize(), PAGE_BYTES));
         metrics.tailRead(page.size());
         return page;
     }

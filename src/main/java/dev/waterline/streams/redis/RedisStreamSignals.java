@@ -26,6 +26,9 @@ import tools.jackson.databind.node.ObjectNode;
  * node subscribes to and filters against the streams it has tails for. One channel rather than one
  * per stream: no subscription to race with a tail's creation, and a message per commit batch, not
  * per stream. A publish that fails is counted, not retried (the tails' poll is the authority).
+ * Publishing happens on a thread of its own, never the appender's: a Redis that hangs delays
+ * signals (the poll covers them), not commits; past {@link #MAX_QUEUED} waiting messages the new
+ * ones are dropped and counted.
  */
 @Component
 @ConditionalOnProperty(name = "waterline.cluster.enabled", havingValue = "true")
@@ -42,6 +45,15 @@ class RedisStreamSignals implements StreamSignals, SmartLifecycle {
     private volatile Consumer<List<Signal>> listener = s -> { };
     private RedisMessageListenerContainer container;
     private volatile boolean running;
+    static final int MAX_QUEUED = 10_000;
+    private final java.util.concurrent.ThreadPoolExecutor publisher = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0,
+            java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(MAX_QUEUED),
+            Thread.ofPlatform().daemon().name("stream-signals").factory(), (task, pool) -> dropped());
+
+    private void dropped() {
+        loops.failed(LOOP, "a stream signal dropped: " + MAX_QUEUED + " are waiting for Redis (the tails' poll covers it)",
+                new java.util.concurrent.RejectedExecutionException("signal queue full"));
+    }
 
     RedisStreamSignals(StringRedisTemplate redis, RedisConnectionFactory connections, Loops loops) {
         this.redis = redis;
@@ -61,7 +73,7 @@ class RedisStreamSignals implements StreamSignals, SmartLifecycle {
             list.addArray().add(s.streamId()).add(s.lastSeq()).add(s.state());
         }
         String message = JSON.writeValueAsString(m);
-        loops.pass(LOOP, () -> redis.convertAndSend(CHANNEL, message));
+        publisher.execute(() -> loops.pass(LOOP, () -> redis.convertAndSend(CHANNEL, message)));
     }
 
     @Override
@@ -97,6 +109,7 @@ class RedisStreamSignals implements StreamSignals, SmartLifecycle {
     @Override
     public void stop() {
         running = false;
+        publisher.shutdown();
         try {
             container.stop();
             container.destroy();
