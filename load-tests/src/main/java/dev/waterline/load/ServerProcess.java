@@ -34,18 +34,34 @@ final class ServerProcess implements AutoCloseable {
         this.dataDir = dataDir;
     }
 
+    /** What to start: the jar, its JVM options, extra server arguments, and how many nodes the run has. */
+    record Launch(Path serverJar, String serverJvmOpts, List<String> serverArgs, int nodes) {
+    }
+
     static ServerProcess start(LoadConfig cfg, Path workDir) throws IOException, InterruptedException {
+        return start(launch(cfg), workDir);
+    }
+
+    static ServerProcess peer(LoadConfig cfg, Path workDir, ServerProcess first) throws IOException, InterruptedException {
+        return peer(launch(cfg), workDir, first);
+    }
+
+    private static Launch launch(LoadConfig cfg) {
+        return new Launch(cfg.serverJar(), cfg.serverJvmOpts(), cfg.serverArgs(), cfg.nodes());
+    }
+
+    static ServerProcess start(Launch cfg, Path workDir) throws IOException, InterruptedException {
         return start(cfg, workDir, cfg.nodes() > 1 ? List.of("--waterline.cluster.enabled=true") : List.of());
     }
 
     /** A further node of the cluster {@code first} started: on its PostgreSQL and Redis, with its secret. */
-    static ServerProcess peer(LoadConfig cfg, Path workDir, ServerProcess first) throws IOException, InterruptedException {
+    static ServerProcess peer(Launch cfg, Path workDir, ServerProcess first) throws IOException, InterruptedException {
         String pg = first.embeddedPostgres();
         String redis = first.embeddedRedis();
         if (pg == null || redis == null) {
             throw new IllegalStateException("the first node's log names no embedded PostgreSQL or Redis: " + first.log);
         }
-        String secret = Files.readString(first.dataDir.resolve("jwt-secret")).strip();
+        String secret = first.jwtSecret();
         return start(cfg, workDir, List.of(
                 "--waterline.cluster.enabled=true",
                 "--spring.datasource.url=jdbc:postgresql://" + pg + "/waterline",
@@ -57,7 +73,7 @@ final class ServerProcess implements AutoCloseable {
                 "--waterline.auth.dev-tokens=true"));
     }
 
-    private static ServerProcess start(LoadConfig cfg, Path workDir, List<String> nodeArgs) throws IOException, InterruptedException {
+    private static ServerProcess start(Launch cfg, Path workDir, List<String> nodeArgs) throws IOException, InterruptedException {
         if (!Files.exists(cfg.serverJar())) {
             throw new IllegalStateException("no server jar at " + cfg.serverJar() + ": run ./mvnw -DskipTests package first");
         }
@@ -106,6 +122,11 @@ final class ServerProcess implements AutoCloseable {
 
     String baseUrl() {
         return baseUrl;
+    }
+
+    /** The secret the zero-configuration mode made for its tokens (in its data folder). */
+    String jwtSecret() throws IOException {
+        return Files.readString(dataDir.resolve("jwt-secret")).strip();
     }
 
     /** host:port of the embedded PostgreSQL the server started, as its log names it; null if none. */
