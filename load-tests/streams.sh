@@ -26,8 +26,9 @@ for m in "${what[@]}"; do
       many-total)   load --mode many --streams 2000,5000 --total-rate 4000 --duration PT40S --cpu-share --out "$dir" ;;
       knee)         load --mode many --streams 250,500,1000,1500 --rate 5 --duration PT40S --cpu-share --out "$dir" ;;
       replay)       load --mode replay --chunks 100000 --readers 3 --out "$dir" ;;
-      fanout)       load --mode fanout --subscribers 10,1000 --chunks 2000 --rate 100 --out "$dir" ;;
-      fanout-cross) load --mode fanout --nodes 2 --subscribers 10,1000 --chunks 2000 --rate 100 --out "$dir" ;;
+      fanout)       load --mode fanout --subscribers 10,1000 --chunks 600 --rate 20 --out "$dir" ;;
+      fanout-cross) load --mode fanout --nodes 2 --subscribers 10,1000 --chunks 600 --rate 20 --out "$dir" ;;
+      single-linger0) load --mode single --duration PT30S --server-arg=--waterline.streams.linger=0ms --out "$dir" ;;
       *) echo "unknown measurement $m" >&2; exit 1 ;;
     esac > "$dir.log" 2>&1 || status=$?
     echo "$m run $r: exit ${status} ($(grep -c '' "$dir.log") lines) -> $dir/report.md"

@@ -25,9 +25,9 @@ import org.springframework.util.unit.DataSize;
  *                      is answered {@code unavailable}. Default 10 s.
  * @param pageSize chunks per page a subscriber's replay reads. Default 1000.
  * @param tailPollInterval how often this node reads the last seq and state of every stream it has
- *                         subscribers for (one query for all): how late, at worst, a chunk
- *                         appended on another node reaches them when the node's Redis signal was
- *                         lost. Default 1 s.
+ *                         subscribers for (one query for all): a chunk appended on another node
+ *                         whose Redis signal was lost reaches them within two of these.
+ *                         Default 1 s.
  * @param maxSubscriptionsPerConnection streams one WebSocket connection may follow at once; more is
  *                                      {@code rate_limited}. Default 1000.
  * @param subscriberBufferChars characters of chunks a subscriber's replay lets wait in its

@@ -8,7 +8,7 @@ import java.util.function.Consumer;
  * committing node names the streams it changed with their new last seq and state, and every other
  * node's tails read what they lack from PostgreSQL, once per node. A port: {@code streams.local} is
  * the single node (nobody to tell), {@code streams.redis} the cluster (one Redis pub/sub channel,
- * {@code wl:streams}). Best effort: a lost signal costs at most one {@code tail-poll-interval}, after
+ * {@code wl:streams}). Best effort: a lost signal costs at most two {@code tail-poll-interval}s, after
  * which each tail reads its stream's head itself.
  */
 public interface StreamSignals {

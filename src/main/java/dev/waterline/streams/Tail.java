@@ -50,6 +50,8 @@ final class Tail {
     private final List<Subscription> waiting = new ArrayList<>();
     private final List<Appender.Change> pending = new ArrayList<>();
     private boolean pendingOverflowed;
+    /** The head the previous poll found ahead of {@code high}, or -1 (see {@link #polled}). */
+    private long polledAhead = -1;
 
     Tail(String streamId, String createdAt, Tails tails) {
         this.streamId = streamId;
@@ -162,7 +164,28 @@ final class Tail {
         settle(change.lastSeq(), change.state());
     }
 
-    /** The stream's head as read from PostgreSQL (the poll) or as another node committed it (its signal). */
+    /**
+     * The stream's head as the poll read it. A head ahead of {@code high} is most often a local
+     * commit whose hand-over is still on its way (the poll read the head between the commit and
+     * the hand-over), so the tail reads it only if the next poll finds the tail still short of
+     * it: a lost signal costs at most two poll intervals, and a local stream is not read again
+     * from PostgreSQL for nothing, each poll, for every stream that was committing.
+     */
+    void polled(long lastSeq, String headState) {
+        if (high < 0 || lastSeq <= high) {
+            polledAhead = -1;
+            signalled(lastSeq, headState);
+            return;
+        }
+        if (polledAhead >= 0 && high < polledAhead) {
+            polledAhead = -1;
+            settle(lastSeq, headState);
+            return;
+        }
+        polledAhead = lastSeq;
+    }
+
+    /** The stream's head as another node committed it (its signal), or as read for this tail. */
     void signalled(long lastSeq, String headState) {
         if (high < 0) {
             known(lastSeq, headState);

@@ -24,7 +24,8 @@ import org.springframework.stereotype.Component;
  * (best effort); and the poll (one loop of {@link Loops}, every {@code tail-poll-interval}) reads
  * the head (last seq and state) of every stream with a tail here in one query, which is the
  * authority: a signal lost, a hand-over that failed, or a node that died after its commit cost at
- * most one interval. The poll also drops subscribers whose connection closed.
+ * most two intervals (a head ahead of the tail is read only when the next poll finds the tail
+ * still short of it, {@link Tail#polled}). The poll also drops subscribers whose connection closed.
  *
  * <p>A subscriber's replay ({@link #replay}) runs on a virtual thread of its own, a page at a time,
  * and waits while its sink holds more than {@code subscriber-buffer-chars} (a reader slower than
@@ -170,16 +171,17 @@ class Tails implements SmartLifecycle {
             return;
         }
         List<Tail> all = new ArrayList<>(tails.values());
+        // the sweep first: subscribers whose connection closed leave even while PostgreSQL is down
+        all.forEach(t -> t.enqueue(t::sweep));
         Map<String, StreamStore.Head> heads = store.heads(all.stream().map(t -> t.streamId).toArray(String[]::new));
         for (Tail t : all) {
             StreamStore.Head h = heads.get(t.streamId);
             t.enqueue(() -> {
-                t.sweep();
                 if (h == null) {
                     t.gone();
                 }
                 else {
-                    t.signalled(h.lastSeq(), h.state());
+                    t.polled(h.lastSeq(), h.state());
                 }
             });
         }

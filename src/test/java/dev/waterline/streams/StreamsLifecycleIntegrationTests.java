@@ -47,6 +47,12 @@ class StreamsLifecycleIntegrationTests {
     @Autowired
     JdbcTemplate jdbc;
 
+    @Autowired
+    StreamProperties properties;
+
+    @Autowired
+    org.springframework.context.ApplicationContext context;
+
     Api api;
     StreamClient streams;
 
@@ -155,5 +161,35 @@ class StreamsLifecycleIntegrationTests {
         await().atMost(WAIT).until(() -> streams.append(p.alice(), fresh, chunks(1, 3, "new")).status() == 200);
         assertThat(streams.readAll(p.alice(), fresh, 1, 100)).extracting(c -> c.get("data").asString())
                 .containsExactly("new1", "new2", "new3");
+    }
+
+    @Test
+    void aChangedPartitionWidthFillsWhatTheOldPartitionsLeaveSoThatEveryHourHasExactlyOnePartition() {
+        Instant now = jdbc.queryForObject("SELECT now()", java.sql.Timestamp.class).toInstant();
+        // far ahead of every other test's partitions: day D at 22:30, a node with hourly partitions
+        Instant day = now.plus(Duration.ofDays(300)).truncatedTo(java.time.temporal.ChronoUnit.DAYS);
+        Instant at = day.plus(Duration.ofHours(22)).plus(Duration.ofMinutes(30));
+        StreamProperties p = properties;
+        StreamProperties hourly = new StreamProperties(p.maxChunkChars(), p.maxBlobBytes(), p.maxChunksPerRequest(), p.idleTimeout(),
+                p.idleCheckInterval(), p.queueSize(), p.batchSize(), p.linger(), p.writers(), p.commitTimeout(), p.pageSize(),
+                p.tailPollInterval(), p.maxSubscriptionsPerConnection(), p.subscriberBufferChars(), Duration.ofHours(1), 3,
+                p.maintenanceInterval(), p.devBots());
+        ChunkPartitions byTheHour = new ChunkPartitions(hourly, context.getBean(dev.waterline.history.RetentionProperties.class), jdbc,
+                context.getBean(org.springframework.transaction.PlatformTransactionManager.class),
+                context.getBean(dev.waterline.lifecycle.Loops.class), context.getBean(dev.waterline.metrics.WaterlineMetrics.class));
+        Duration keepAll = Duration.ofDays(1000);
+        assertThat(byTheHour.maintain(at, keepAll).created()).contains(ChunkPartitions.name(day.plus(Duration.ofHours(22)),
+                Duration.ofHours(1)), ChunkPartitions.name(day.plus(Duration.ofHours(25)), Duration.ofHours(1)));
+
+        // then the width is a day again: days D and D + 1 are filled hour by hour around the hourly ones, D + 2 and D + 3 whole
+        ChunkPartitions.Pass daily = partitions.maintain(at, keepAll);
+        assertThat(daily.created()).contains(ChunkPartitions.name(day.plus(Duration.ofDays(2)), Duration.ofDays(1)),
+                ChunkPartitions.name(day, Duration.ofHours(1)), ChunkPartitions.name(day.plus(Duration.ofHours(47)), Duration.ofHours(1)));
+        List<String> all = partitionNames();
+        for (Instant h = day; h.isBefore(day.plus(Duration.ofDays(4))); h = h.plus(Duration.ofHours(1))) {
+            Instant hour = h;
+            assertThat(all.stream().filter(n -> ChunkPartitions.start(n) != null && !ChunkPartitions.start(n).isAfter(hour)
+                    && ChunkPartitions.end(n).isAfter(hour)).count()).as("partitions holding " + hour).isEqualTo(1);
+        }
     }
 }
