@@ -74,6 +74,7 @@ class Appender implements SmartLifecycle {
             FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::text[]) AS r(stream_id, lo, hi, since)
             JOIN stream_chunks c ON c.stream_id = r.stream_id AND c.seq BETWEEN r.lo AND r.hi
                                 AND c.created_at >= r.since::timestamptz - interval '1 hour'
+                                AND c.created_at < now() + interval '1 hour'
             """;
 
     /** 1: created_at (the transaction's now()), 2..7: pairwise arrays of stream id, seq, data, blob id, size, type. */

@@ -16,7 +16,9 @@ import org.springframework.stereotype.Repository;
 /**
  * The reads of streams, chunks and blobs, and the blob upload (the append transaction is
  * {@link Appender}'s). Every read of chunks names the stream's creation time as a lower bound on
- * {@code created_at}, so that PostgreSQL scans only the partitions since then (V6).
+ * {@code created_at} and the database's clock as an upper one (a chunk's time is its append
+ * transaction's), so that PostgreSQL scans only the partitions in between (V6), not the ones
+ * created ahead: a tail's read of one new chunk is one index scan, not one per partition.
  */
 @Repository
 class StreamStore {
@@ -53,12 +55,13 @@ class StreamStore {
                 FROM (SELECT seq, data, blob_id, size, content_type, created_at
                       FROM stream_chunks
                       WHERE stream_id = ? AND seq >= ? AND seq <= ? AND created_at >= ?::timestamptz - %s
+                        AND created_at < now() + %s
                       ORDER BY seq
                       LIMIT ?) p
             ) w
             WHERE w.before < ?
             ORDER BY seq
-            """.formatted(PRUNE_MARGIN);
+            """.formatted(PRUNE_MARGIN, PRUNE_MARGIN);
 
     /** 1: text[] stream ids. The last seq and state of each, for the tails' poll. */
     private static final String HEADS = """
