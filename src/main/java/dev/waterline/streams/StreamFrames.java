@@ -38,6 +38,7 @@ class StreamFrames implements FrameHandler {
     private final StreamProperties properties;
     private final DatabaseTurns turns;
     private final StreamMetrics metrics;
+    private final dev.waterline.lifecycle.ThrottledLog subscribeFailures = new dev.waterline.lifecycle.ThrottledLog();
     private static final org.apache.commons.logging.Log log = org.apache.commons.logging.LogFactory.getLog(StreamFrames.class);
     /** Each connection's subscriptions, by stream; an entry leaves when its subscription ends. */
     private final Map<ClientSession, Map<String, Subscription>> subscriptions = new ConcurrentHashMap<>();
@@ -129,7 +130,10 @@ class StreamFrames implements FrameHandler {
         }
         catch (RuntimeException e) {
             metrics.refused("unavailable");
-            log.warn("a subscribe to stream " + streamId + " could not read it: " + e);
+            long held = subscribeFailures.admit();
+            if (held >= 0) {
+                log.warn("a subscribe to stream " + streamId + " could not read it: " + e + dev.waterline.lifecycle.ThrottledLog.more(held));
+            }
             from.send(error("unavailable", "the stream could not be read; subscribe again", streamId, null, null));
             return;
         }

@@ -12,6 +12,8 @@ final class Subscription {
     final Tail tail;
     final Subscriber sink;
     long nextSeq;
+    /** Its last replay found nothing from {@code nextSeq} on (retention removed those chunks): the join reads on instead of replaying again. */
+    boolean replayFoundNothing;
     volatile boolean cancelled;
     private final AtomicBoolean released = new AtomicBoolean();
 
@@ -53,10 +55,13 @@ final class Subscription {
         }
     }
 
-    /** Ends it with an error unless it is gone already. */
+    /** Ends it with an error unless it is gone already (then it is only ended, so its sink lets go of it). */
     synchronized void failed(String code, String message) {
         if (!gone()) {
             sink.failed(code, message);
+        }
+        else {
+            sink.end();
         }
         cancelled = true;
     }

@@ -264,7 +264,7 @@ final class Tail {
             return;
         }
         if (s.nextSeq <= high) {
-            if (high - s.nextSeq >= tails.pageSize()) {
+            if (high - s.nextSeq >= tails.pageSize() && !s.replayFoundNothing) {
                 tails.replay(s);   // far behind (a slow reader): another round of pages off this queue
                 return;
             }

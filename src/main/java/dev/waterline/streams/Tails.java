@@ -43,6 +43,8 @@ class Tails implements SmartLifecycle {
     private final Loops loops;
     private final StreamMetrics metrics;
     private final DatabaseTurns turns;
+    /** Tail reads at PostgreSQL at once: a quarter of the pool at most, so the group commits keep the rest. */
+    private final java.util.concurrent.Semaphore tailReads = new java.util.concurrent.Semaphore(4, true);
     private final Map<String, Tail> tails = new ConcurrentHashMap<>();
     private final Executor executor = Executors.newVirtualThreadPerTaskExecutor();
     private volatile boolean running;
@@ -109,6 +111,7 @@ class Tails implements SmartLifecycle {
                         break;
                     }
                 }
+                s.replayFoundNothing = next == s.nextSeq;
                 s.nextSeq = next;
                 s.tail.enqueue(() -> s.tail.join(s));
             }
@@ -217,7 +220,16 @@ class Tails implements SmartLifecycle {
     }
 
     List<Chunk> read(String streamId, String createdAt, long from, long to) {
-        List<Chunk> page = turns.run(() -> store.chunks(streamId, createdAt, from, to, properties.pageSize(), PAGE_BYTES));
+        // a tail's read serves every subscriber on the node: it does not queue behind REST reads
+        // and replays (DatabaseTurns), only behind the other tails' reads, a few at a time
+        tailReads.acquireUninterruptibly();
+        List<Chunk> page;
+        try {
+            page = store.chunks(streamId, createdAt, from, to, properties.pageSize(), PAGE_BYTES);
+        }
+        finally {
+            tailReads.release();
+        }
         metrics.tailRead(page.size());
         return page;
     }

@@ -123,4 +123,10 @@ class RedisStreamSignals implements StreamSignals, SmartLifecycle {
     public boolean isRunning() {
         return running;
     }
+
+    /** Stops after the appender (a lower phase stops later), so its last commits are still signalled. */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 20;
+    }
 }
