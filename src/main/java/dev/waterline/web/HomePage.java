@@ -18,10 +18,22 @@ import org.springframework.web.util.HtmlUtils;
 class HomePage {
 
     private final WebProperties properties;
+    /** Whether the dev echo bot answers ({@code waterline.streams.dev-bots}, read as a property: streams call web, not the reverse). */
+    private final boolean echoBot;
 
-    HomePage(WebProperties properties) {
+    HomePage(WebProperties properties, org.springframework.core.env.Environment environment) {
         this.properties = properties;
+        this.echoBot = environment.getProperty("waterline.streams.dev-bots", Boolean.class, false);
     }
+
+    private static final String STREAMS = """
+            <h2>Watch a durable stream</h2>
+            <p>The dev echo bot joins a chat and replies word by word as a stream; follow it as server-sent events
+            (or <code>{"type":"subscribe","streamId":"…"}</code> on the WebSocket):</p>
+            <pre>curl -s -X POST %1$s/api/dev/bots/echo -H "Authorization: Bearer $TOKEN" \\
+                 -H 'Content-Type: application/json' -d '{"chatId":"…"}'
+            curl -N "%1$s/api/streams/STREAM_ID/events?access_token=$TOKEN"</pre>
+            """;
 
     @GetMapping("/")
     ResponseEntity<String> home(HttpServletRequest request) {
@@ -49,6 +61,7 @@ class HomePage {
                 <p>Then open <code>%2$s/ws?access_token=$TOKEN</code>: the first frame is <code>welcome</code>; send
                 <code>{"type":"send","correlationId":"c1","chatId":"…","body":"hi"}</code> and wait for
                 <code>accepted</code>.</p>
+                %3$s
                 <h2>More</h2>
                 <ul>
                 <li><a href="/swagger-ui.html">API documentation</a> (<a href="/v3/api-docs">OpenAPI</a>)</li>
@@ -57,7 +70,7 @@ class HomePage {
                 (README, PROTOCOL.md, docs/OPERATIONS.md).</li>
                 </ul>
                 </body></html>
-                """.formatted(base, ws);
+                """.formatted(base, ws, echoBot ? STREAMS.formatted(base) : "");
         return ResponseEntity.ok().contentType(MediaType.TEXT_HTML).body(html);
     }
 }

@@ -80,6 +80,7 @@ class ApiSurfaceIntegrationTests {
         Api.Response home = new Api(port).get("/", null);
         assertThat(home.status()).isEqualTo(200);
         assertThat(home.text()).contains("Waterline").contains("/api/dev/tokens").contains("/swagger-ui.html")
-                .contains("/actuator/prometheus").contains("/ws?access_token=");
+                .contains("/actuator/prometheus").contains("/ws?access_token=")
+                .as("the echo bot is on in the tests' zero-configuration mode").contains("/api/dev/bots/echo").contains("/events?access_token=");
     }
 }
