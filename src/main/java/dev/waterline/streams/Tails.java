@@ -174,12 +174,19 @@ class Tails implements SmartLifecycle {
             return;
         }
         List<Tail> all = new ArrayList<>(tails.values());
-        // the sweep first: subscribers whose connection closed leave even while PostgreSQL is down
-        all.forEach(t -> t.enqueue(t::sweep));
-        Map<String, StreamStore.Head> heads = store.heads(all.stream().map(t -> t.streamId).toArray(String[]::new));
+        Map<String, StreamStore.Head> heads;
+        try {
+            heads = store.heads(all.stream().map(t -> t.streamId).toArray(String[]::new));
+        }
+        catch (RuntimeException e) {
+            // subscribers whose connection closed leave even while PostgreSQL is down
+            all.forEach(t -> t.enqueue(t::sweep));
+            throw e;
+        }
         for (Tail t : all) {
             StreamStore.Head h = heads.get(t.streamId);
             t.enqueue(() -> {
+                t.sweep();
                 if (h == null) {
                     t.gone();
                 }
