@@ -90,7 +90,7 @@ class ChatController {
     @GetMapping("/api/chats")
     ResponseEntity<byte[]> list(@Parameter(hidden = true) HttpServletRequest request, @RequestParam(required = false) String limit,
                                 @RequestParam(required = false) String after) {
-        int pageSize = parseLimit(limit);
+        int pageSize = Json.limit(limit, DEFAULT_PAGE, MAX_PAGE);
         if (after != null && InputGate.idProblem(after, 1, MAX_USER_ID) != null) {
             throw ApiException.invalid("after must be the next cursor of an earlier page");
         }
@@ -144,21 +144,5 @@ class ChatController {
         // Retry-After as PROTOCOL.md §2 asks of every 429; a quota frees up only when chats are left.
         return new ApiException(HttpStatus.TOO_MANY_REQUESTS, "rate_limited",
                 "a member would belong to more than " + properties.maxChatsPerUser() + " chats", 60);
-    }
-
-    private static int parseLimit(String limit) {
-        if (limit == null) {
-            return DEFAULT_PAGE;
-        }
-        try {
-            int n = Integer.parseInt(limit.strip());
-            if (n >= 1 && n <= MAX_PAGE) {
-                return n;
-            }
-        }
-        catch (NumberFormatException e) {
-            // falls through to the error below
-        }
-        throw ApiException.invalid("limit must be an integer from 1 to " + MAX_PAGE);
     }
 }

@@ -190,6 +190,11 @@ public class WaterlineMetrics {
         return Counter.builder(name).tag(tag, value).description(description).register(registry);
     }
 
+    /** Registers a further counter with tags given as name, value pairs (fixed sets of values only: no ids). */
+    public Counter counter(String name, String description, String... tags) {
+        return Counter.builder(name).tags(tags).description(description).register(registry);
+    }
+
     /** Registers a further latency histogram with the buckets every latency here shares. */
     public Timer latencyTimer(String name, String description) {
         return latency(Timer.builder(name).description(description));

@@ -101,4 +101,21 @@ public final class Json {
         }
         return out;
     }
+
+    /** A {@code limit} query parameter: absent is {@code absent}, else an integer from 1 to {@code max} ({@code 400} otherwise). */
+    public static int limit(String limit, int absent, int max) {
+        if (limit == null) {
+            return absent;
+        }
+        try {
+            int n = Integer.parseInt(limit.strip());
+            if (n >= 1 && n <= max) {
+                return n;
+            }
+        }
+        catch (NumberFormatException e) {
+            // falls through to the error below
+        }
+        throw ApiException.invalid("limit must be an integer from 1 to " + max);
+    }
 }

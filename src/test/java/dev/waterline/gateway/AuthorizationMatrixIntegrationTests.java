@@ -38,13 +38,14 @@ class AuthorizationMatrixIntegrationTests {
         /** About one chat, stream or blob (in its path, or a chat named in its body): a non-member gets 404. */
         boolean aboutAnId() {
             return pattern.contains("{chatId}") || pattern.contains("{streamId}") || pattern.contains("{blobId}")
-                    || (body != null && body.contains("%2$s"));
+                    || pattern.contains("{hookId}") || (body != null && body.contains("%2$s"));
         }
     }
 
     static final String UNKNOWN_CHAT = "01NOSUCHCHAT0000000000000";
     static final String UNKNOWN_STREAM = "01NOSUCHSTREAM00000000000";
     static final String UNKNOWN_BLOB = "01NOSUCHBLOB0000000000000";
+    static final String UNKNOWN_HOOK = "01NOSUCHHOOK0000000000000";
 
     static final List<Endpoint> REST = List.of(
             new Endpoint("GET", "/", true, 200, null),
@@ -65,6 +66,14 @@ class AuthorizationMatrixIntegrationTests {
             new Endpoint("GET", "/api/streams/{streamId}/chunks", false, 200, null),
             new Endpoint("POST", "/api/streams/{streamId}/blobs", false, 201, "{\"any\":\"bytes\"}"),
             new Endpoint("GET", "/api/blobs/{blobId}", false, 200, null),
+            // a hook on this server itself, which refuses its calls (401): its deliveries go dead at once
+            new Endpoint("POST", "/api/chats/{chatId}/hooks", false, 201,
+                    "{\"kind\":\"http\",\"url\":\"http://localhost:%3$s/matrix-hook\",\"events\":[\"offline\"]}"),
+            new Endpoint("GET", "/api/chats/{chatId}/hooks", false, 200, null),
+            new Endpoint("GET", "/api/hooks/{hookId}", false, 200, null),
+            new Endpoint("GET", "/api/hooks/{hookId}/dead", false, 200, null),
+            new Endpoint("POST", "/api/hooks/{hookId}/dead/replay", false, 200, "{}"),
+            new Endpoint("DELETE", "/api/hooks/{hookId}", false, 204, null),
             // last: the stream is then complete, so that its events end with the answer
             new Endpoint("POST", "/api/streams/{streamId}/complete", false, 200, "{\"lastSeq\":1}"),
             new Endpoint("GET", "/api/streams/{streamId}/events", false, 200, null));
@@ -120,6 +129,8 @@ class AuthorizationMatrixIntegrationTests {
         String chat = api.createChat(alice, "matrix-bob");
         String stream = api.post("/api/chats/" + chat + "/streams", alice, Map.of()).body().get("streamId").asString();
         String blob = api.postRaw("/api/streams/" + stream + "/blobs", alice, "\"blob\"").body().get("blobId").asString();
+        String hook = api.post("/api/chats/" + chat + "/hooks", alice, Map.of("kind", "http", "url", "http://localhost:" + port + "/matrix-hook",
+                "events", List.of("offline"))).body().get("hookId").asString();
         SoftAssertions softly = new SoftAssertions();
         for (Endpoint e : REST) {
             Map<Caller, Api.Response> answers = new LinkedHashMap<>();
@@ -135,9 +146,14 @@ class AuthorizationMatrixIntegrationTests {
                 };
                 boolean unknown = caller == Caller.UNKNOWN_ID;
                 String path = e.pattern().replace("{chatId}", unknown ? UNKNOWN_CHAT : chat)
-                        .replace("{streamId}", unknown ? UNKNOWN_STREAM : stream).replace("{blobId}", unknown ? UNKNOWN_BLOB : blob);
-                String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet(), unknown ? UNKNOWN_CHAT : chat);
-                Api.Response r = e.method().equals("GET") ? api.get(path, token) : api.postRaw(path, token, body);
+                        .replace("{streamId}", unknown ? UNKNOWN_STREAM : stream).replace("{blobId}", unknown ? UNKNOWN_BLOB : blob)
+                        .replace("{hookId}", unknown ? UNKNOWN_HOOK : hook);
+                String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet(), unknown ? UNKNOWN_CHAT : chat, port);
+                Api.Response r = switch (e.method()) {
+                    case "GET" -> api.get(path, token);
+                    case "DELETE" -> api.delete(path, token);
+                    default -> api.postRaw(path, token, body);
+                };
                 answers.put(caller, r);
                 int expected;
                 if (e.anonymous()) {

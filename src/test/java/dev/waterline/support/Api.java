@@ -89,6 +89,10 @@ public final class Api {
         return postRaw(path, token, JSON.writeValueAsString(body));
     }
 
+    public Response delete(String path, String token) {
+        return send(request(path, token).DELETE());
+    }
+
     public Response postRaw(String path, String token, String body) {
         return send(request(path, token).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)));

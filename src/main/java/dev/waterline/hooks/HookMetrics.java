@@ -1,0 +1,110 @@
+package dev.waterline.hooks;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.waterline.metrics.WaterlineMetrics;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import org.springframework.stereotype.Component;
+
+/**
+ * The series of hooks (PROTOCOL.md §5: {@code waterline_hook_deliveries_total{kind,outcome}},
+ * {@code waterline_hook_backlog}, {@code waterline_hook_oldest_age_seconds}, and more), registered
+ * at start so that zeros show. No label carries a hook, chat or user id.
+ */
+@Component
+class HookMetrics {
+
+    static final String[] KINDS = {"http", "amqp", "mqtt", "nats", "kafka", "redis"};
+    static final String[] OUTCOMES = {"ok", "retry", "dead"};
+
+    private final Map<String, Counter> attempts = new HashMap<>();
+    private final Counter enqueued;
+    private final Counter replayed;
+    private final Counter expired;
+    private final Counter opened;
+    private final Counter probes;
+    private final Counter presenceUnknown;
+    private final Counter recordsLost;
+    private final Timer delivery;
+    private final AtomicLong backlog = new AtomicLong();
+    private final AtomicLong oldestAge = new AtomicLong();
+    private final AtomicLong dead = new AtomicLong();
+    private final AtomicLong inFlight = new AtomicLong();
+
+    HookMetrics(WaterlineMetrics metrics) {
+        for (String kind : KINDS) {
+            for (String outcome : OUTCOMES) {
+                attempts.put(kind + "/" + outcome, metrics.counter("waterline.hook.deliveries",
+                        "hook attempts by result: ok (done), retry (to be tried again), dead (to the dead letters)",
+                        "kind", kind, "outcome", outcome));
+            }
+        }
+        enqueued = metrics.counter("waterline.hook.enqueued", "hook deliveries inserted with their messages");
+        replayed = metrics.counter("waterline.hook.replayed", "dead letters put back to be delivered");
+        expired = metrics.counter("waterline.hook.claims.expired",
+                "claims returned to pending past waterline.hooks.claim-timeout (a node or worker that stopped)");
+        opened = metrics.counter("waterline.hook.breaker.opened", "times a hook's circuit breaker opened");
+        probes = metrics.counter("waterline.hook.breaker.probes", "half-open probes sent (one per cooldown, cluster-wide)");
+        presenceUnknown = metrics.counter("waterline.hook.offline.presence.failed",
+                "batches whose offline recipients were worked out without the cluster's presence (it failed)");
+        recordsLost = metrics.counter("waterline.hook.outcomes.unrecorded",
+                "attempt outcomes that could not be recorded (their claims expire and are sent again)");
+        delivery = metrics.latencyTimer("waterline.hook.delivery", "commit of the message → its hook delivery confirmed by the target");
+        metrics.gauge("waterline.hook.backlog", "hook deliveries not yet done (pending, held or claimed; dead letters apart)", backlog::get);
+        metrics.gauge("waterline.hook.oldest.age.seconds", "age of the oldest hook delivery not yet done", oldestAge::get);
+        metrics.gauge("waterline.hook.dead", "hook deliveries in the dead letters", dead::get);
+        metrics.gauge("waterline.hook.in.flight", "hook deliveries this node holds claimed", inFlight::get);
+    }
+
+    void attempt(String kind, String outcome) {
+        Counter c = attempts.get(kind + "/" + outcome);
+        if (c != null) {
+            c.increment();
+        }
+    }
+
+    void enqueued(int n) {
+        enqueued.increment(n);
+    }
+
+    void replayed(int n) {
+        replayed.increment(n);
+    }
+
+    void expired(int n) {
+        expired.increment(n);
+    }
+
+    void opened() {
+        opened.increment();
+    }
+
+    void probe() {
+        probes.increment();
+    }
+
+    void presenceUnknown() {
+        presenceUnknown.increment();
+    }
+
+    void unrecorded(int n) {
+        recordsLost.increment(n);
+    }
+
+    void delivered(long millisSinceCreated) {
+        delivery.record(java.time.Duration.ofMillis(Math.max(0, millisSinceCreated)));
+    }
+
+    void backlog(long rows, long oldestSeconds, long deadRows) {
+        backlog.set(rows);
+        oldestAge.set(oldestSeconds);
+        dead.set(deadRows);
+    }
+
+    AtomicLong inFlight() {
+        return inFlight;
+    }
+}

@@ -1,0 +1,164 @@
+package dev.waterline.hooks;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import dev.waterline.ingest.CommitParticipant;
+import dev.waterline.presence.Location;
+import dev.waterline.presence.Presence;
+import dev.waterline.session.SessionRegistry;
+import dev.waterline.sql.Statement;
+import org.springframework.core.annotation.Order;
+import org.springframework.stereotype.Component;
+
+/**
+ * Hooks' part of the group commit: one delivery per hook of each new message's chat, and for
+ * {@code offline} hooks one per recipient with no live session, inserted in the message's own
+ * transaction after its history row (H1: enqueued with the message, never for a message that did
+ * not commit). The hooks are found by the database, not a cache: the batch holds its chats' rows
+ * locked, and creating or deleting a hook takes the chat row's share lock, so a hook sees exactly
+ * the messages committed after its creation, on every node. The payload is built there too, from
+ * the history row just written.
+ *
+ * <p>A delivery of a hook whose breaker is not closed is born {@code held}: the claim never scans
+ * it. After commit the workers whose slices got rows are woken.
+ */
+@Component
+@Order(2)
+class HookParticipant implements CommitParticipant {
+
+    /**
+     * 1: sent_at text of the batch, 2: text[] chat ids, 3: bigint[] seqs (pairwise: the batch's new
+     * messages). The history rows were inserted earlier in this transaction, so they are visible here.
+     * The planner goes from the batch's few chats to their hooks (hooks_by_chat), and reads history
+     * only for messages that have a hook.
+     */
+    private static final String INSERT_MESSAGE_DELIVERIES = """
+            INSERT INTO hook_deliveries (hook_id, event, message_id, idempotency_key, payload, status)
+            SELECT h.hook_id, 'message', mh.message_id, h.hook_id || ':' || mh.message_id,
+                   json_build_object('hookId', h.hook_id, 'event', 'message', 'messageId', mh.message_id,
+                       'correlationId', mh.correlation_id, 'chatId', mh.chat_id, 'seq', mh.seq, 'senderId', mh.sender_id,
+                       'kind', mh.kind, 'body', mh.body, 'sentAt', ?::text, 'streamId', mh.stream_id)::text,
+                   CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
+            FROM unnest(?::text[], ?::bigint[]) AS m(chat_id, seq)
+            JOIN hooks h ON h.chat_id = m.chat_id AND 'message' = ANY (h.events)
+            JOIN message_history mh ON mh.chat_id = m.chat_id AND mh.seq = m.seq
+            ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
+            RETURNING id
+            """;
+
+    /** 1..4: pairwise text[] chat ids, text[] message ids, text[] offline recipients, bigint[] seqs. */
+    private static final String INSERT_OFFLINE_DELIVERIES = """
+            INSERT INTO hook_deliveries (hook_id, event, message_id, user_id, idempotency_key, payload, status)
+            SELECT h.hook_id, 'offline', o.message_id, o.user_id, h.hook_id || ':' || o.message_id || ':' || o.user_id,
+                   json_build_object('hookId', h.hook_id, 'event', 'offline', 'userId', o.user_id, 'chatId', o.chat_id,
+                       'messageId', o.message_id, 'seq', o.seq)::text,
+                   CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
+            FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) AS o(chat_id, message_id, user_id, seq)
+            JOIN hooks h ON h.chat_id = o.chat_id AND 'offline' = ANY (h.events)
+            ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
+            RETURNING id
+            """;
+
+    private final OfflineChats offlineChats;
+    private final SessionRegistry sessions;
+    private final Presence presence;
+    private final HookWorkers workers;
+    private final HookMetrics metrics;
+
+    HookParticipant(OfflineChats offlineChats, SessionRegistry sessions, Presence presence, HookWorkers workers, HookMetrics metrics) {
+        this.offlineChats = offlineChats;
+        this.sessions = sessions;
+        this.presence = presence;
+        this.workers = workers;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public Contribution contribute(Batch batch) {
+        int n = batch.messages().size();
+        String[] chats = new String[n];
+        long[] seqs = new long[n];
+        for (int i = 0; i < n; i++) {
+            chats[i] = batch.messages().get(i).chatId();
+            seqs[i] = batch.messages().get(i).seq();
+        }
+        List<Long> ids = new ArrayList<>();
+        List<Statement> statements = new ArrayList<>(2);
+        statements.add(Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> ids.add(rs.getLong(1)), batch.sentAt().toString(), chats, seqs));
+        Statement offline = offline(batch, ids);
+        if (offline != null) {
+            statements.add(offline);
+        }
+        return new Contribution() {
+            @Override
+            public List<Statement> statements() {
+                return statements;
+            }
+
+            @Override
+            public void committed(long committedAtMillis) {
+                if (!ids.isEmpty()) {
+                    metrics.enqueued(ids.size());
+                    workers.wake(ids);
+                }
+            }
+        };
+    }
+
+    /** The offline deliveries' statement, or null when no chat of the batch has an offline hook. */
+    private Statement offline(Batch batch, List<Long> ids) {
+        if (offlineChats.isEmpty()) {
+            return null;
+        }
+        List<NewMessage> concerned = new ArrayList<>();
+        Set<String> notHere = new HashSet<>();
+        for (NewMessage m : batch.messages()) {
+            if (offlineChats.has(m.chatId())) {
+                concerned.add(m);
+                for (String r : m.recipients()) {
+                    if (sessions.get(r) == null) {
+                        notHere.add(r);
+                    }
+                }
+            }
+        }
+        if (concerned.isEmpty()) {
+            return null;
+        }
+        // live on another node counts as live; a lookup that fails counts everyone not here as
+        // offline (a nudge too many is better than a lost one)
+        Map<String, Location> elsewhere = notHere.isEmpty() || !presence.clustered() ? Map.of() : lookup(notHere);
+        List<String> chat = new ArrayList<>(), message = new ArrayList<>(), user = new ArrayList<>();
+        List<Long> seq = new ArrayList<>();
+        for (NewMessage m : concerned) {
+            for (String r : m.recipients()) {
+                if (notHere.contains(r) && !elsewhere.containsKey(r)) {
+                    chat.add(m.chatId());
+                    message.add(m.messageId());
+                    user.add(r);
+                    seq.add(m.seq());
+                }
+            }
+        }
+        if (chat.isEmpty()) {
+            return null;
+        }
+        return Statement.of(INSERT_OFFLINE_DELIVERIES, rs -> ids.add(rs.getLong(1)), chat.toArray(String[]::new),
+                message.toArray(String[]::new), user.toArray(String[]::new), seq.stream().mapToLong(Long::longValue).toArray());
+    }
+
+    private Map<String, Location> lookup(Collection<String> users) {
+        try {
+            return presence.elsewhere(users);
+        }
+        catch (RuntimeException e) {
+            metrics.presenceUnknown();
+            return Map.of();
+        }
+    }
+}

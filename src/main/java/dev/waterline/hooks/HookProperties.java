@@ -1,0 +1,73 @@
+package dev.waterline.hooks;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * {@code waterline.hooks.*} (PROTOCOL.md §7).
+ *
+ * @param enabled whether this node's workers deliver (hooks are still created and enqueued when
+ *                off: another node delivers). Default true.
+ * @param workers claim loops of this node; each claims the deliveries of its slice
+ *                ({@code id % workers}). Default 4.
+ * @param batchSize most deliveries one claim takes. Default 32.
+ * @param pollInterval how long a worker whose slice had nothing due waits before it looks again (a
+ *                     commit on this node wakes it sooner). Default 250 ms.
+ * @param maxInFlight deliveries this node holds claimed at once, all hooks together. Default 256.
+ * @param perHookConcurrency calls this node makes to one hook at once (a bulkhead: a slow target
+ *                           holds this many, and nobody else's). Default 8.
+ * @param perKindConcurrency calls this node makes to one kind of target at once (HTTP against the
+ *                           brokers). Default 128.
+ * @param callTimeout longest one call may take (connect, send, the target's answer or the broker's
+ *                    confirmation); past it the attempt is a retryable failure. Default 10 s.
+ * @param connectTimeout longest a connection to a target may take to open. Default 5 s.
+ * @param claimTimeout a delivery claimed this long ago and not recorded (its node died, its worker
+ *                     was killed) goes back to pending. Must exceed {@code call-timeout}. Default 60 s.
+ * @param backoffBase the first retry's delay; each later one doubles it, with jitter. Default 1 s.
+ * @param backoffMax the longest delay between two attempts (a {@code Retry-After} is capped by it too). Default 10 min.
+ * @param maxAttempts attempts before a retryable failure sends the delivery to the dead letters. Default 12.
+ * @param breakerFailures consecutive retryable failures that open a hook's breaker. Default 5.
+ * @param breakerCooldown how long an open breaker holds its hook's deliveries before one probe. Default 30 s.
+ * @param maintenanceInterval how often expired claims and stale probes are returned, the breaker's
+ *                            held rows checked and the backlog gauges read. Default 5 s.
+ * @param allowedHosts host names or addresses a target may use although they are loopback,
+ *                     private, link-local or multicast (the SSRF guard's exceptions). Default none.
+ * @param maxHooksPerChat hooks one chat may have. Default 10.
+ */
+@ConfigurationProperties("waterline.hooks")
+public record HookProperties(
+        @DefaultValue("true") boolean enabled,
+        @DefaultValue("4") int workers,
+        @DefaultValue("32") int batchSize,
+        @DefaultValue("250ms") Duration pollInterval,
+        @DefaultValue("256") int maxInFlight,
+        @DefaultValue("8") int perHookConcurrency,
+        @DefaultValue("128") int perKindConcurrency,
+        @DefaultValue("10s") Duration callTimeout,
+        @DefaultValue("5s") Duration connectTimeout,
+        @DefaultValue("60s") Duration claimTimeout,
+        @DefaultValue("1s") Duration backoffBase,
+        @DefaultValue("10m") Duration backoffMax,
+        @DefaultValue("12") int maxAttempts,
+        @DefaultValue("5") int breakerFailures,
+        @DefaultValue("30s") Duration breakerCooldown,
+        @DefaultValue("5s") Duration maintenanceInterval,
+        @DefaultValue("") List<String> allowedHosts,
+        @DefaultValue("10") int maxHooksPerChat) {
+
+    public HookProperties {
+        allowedHosts = allowedHosts == null ? List.of()
+                : allowedHosts.stream().map(String::strip).filter(s -> !s.isEmpty()).toList();
+        if (workers < 1 || batchSize < 1 || maxInFlight < 1 || perHookConcurrency < 1 || perKindConcurrency < 1
+                || maxAttempts < 1 || breakerFailures < 1 || maxHooksPerChat < 1) {
+            throw new IllegalArgumentException("waterline.hooks: workers, batch-size, max-in-flight, the concurrencies,"
+                    + " max-attempts, breaker-failures and max-hooks-per-chat must be positive");
+        }
+        if (claimTimeout.compareTo(callTimeout.plusSeconds(1)) <= 0) {
+            throw new IllegalArgumentException("waterline.hooks.claim-timeout must exceed call-timeout by more than a second");
+        }
+    }
+}

@@ -1,0 +1,333 @@
+package dev.waterline.hooks;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.github.f4b6a3.ulid.UlidCreator;
+import dev.waterline.lifecycle.Loops;
+import dev.waterline.lifecycle.Workers;
+import dev.waterline.presence.Presence;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Component;
+
+/**
+ * The hook workers of this node: claim, call, record, as three steps with no transaction open
+ * during the call (PROTOCOL.md §7, DESIGN.md "Hooks").
+ *
+ * <p>Loops. Each of {@code workers} claim loops owns a slice ({@code id % workers}): it claims up
+ * to {@code batch-size} due deliveries of its slice ({@code FOR UPDATE SKIP LOCKED}, marked
+ * claimed with this node's claimant id and a deadline, committed), hands each to a virtual thread,
+ * and waits {@code poll-interval} when its slice had nothing (a commit on this node that enqueued
+ * rows of its slice wakes it sooner). The first loop also claims the probes of breakers whose
+ * cooldown ended. A call waits for its hook's permit ({@code per-hook-concurrency}) and its
+ * kind's ({@code per-kind-concurrency}), so a slow target holds its own permits and nobody
+ * else's; and a hook whose permits are all taken is left out of the next claims, so its backlog
+ * stays in the table, not in this node's memory. The record loop gathers outcomes and records
+ * them in batches ({@link DeliveryQueue#record}).
+ *
+ * <p>Errors. A claim that fails is counted in {@code waterline_loop_errors_total{loop="hook_claim"}}
+ * and retried after the loops' pause. A sink never throws. A batch of outcomes that cannot be
+ * recorded after three tries is given up (counted): those rows stay claimed, their claims expire
+ * after {@code claim-timeout} and they are sent again, which at-least-once allows and the
+ * idempotency key lets receivers drop. A call claimed too long ago to finish before its claim
+ * expires (it waited for permits) is not made: it is recorded as a retry, due at once.
+ *
+ * <p>Stopping. The claim loops stop first; calls in flight get {@code call-timeout} to end; the
+ * record loop records what they answered, then stops. Whatever is still claimed returns after
+ * {@code claim-timeout}. Invariants: H2 (no transaction open during a call), H3 (a claim never
+ * lost: recorded, or returned by the maintenance pass), H5 (one probe per cooldown).
+ */
+@Component
+class HookWorkers implements SmartLifecycle {
+
+    private static final Log log = LogFactory.getLog(HookWorkers.class);
+    static final String CLAIM_LOOP = "hook_claim";
+    static final String RECORD_LOOP = "hook_record";
+    static final String MAINTENANCE_LOOP = "hook_maintenance";
+
+    private final HookProperties properties;
+    private final DeliveryQueue queue;
+    private final Sinks sinks;
+    private final HookMetrics metrics;
+    private final Loops loops;
+    private final Clock clock;
+    private final OfflineChats offlineChats;
+    private final String claimant;
+    private final Semaphore[] wake;
+    private final Semaphore room = new Semaphore(0);
+    private final Map<String, AtomicInteger> claimedPerHook = new ConcurrentHashMap<>();
+    private final Map<String, Semaphore> hookPermits = new ConcurrentHashMap<>();
+    private final Map<String, Semaphore> kindPermits = new ConcurrentHashMap<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final LinkedBlockingQueue<DeliveryQueue.Recorded> outcomes = new LinkedBlockingQueue<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private Thread recorder;
+    private ExecutorService calls;
+    private volatile boolean running;
+    private volatile boolean recording;
+
+    HookWorkers(HookProperties properties, DeliveryQueue queue, Sinks sinks, HookMetrics metrics, Loops loops, Clock clock,
+                Presence presence, OfflineChats offlineChats) {
+        this.properties = properties;
+        this.queue = queue;
+        this.sinks = sinks;
+        this.metrics = metrics;
+        this.loops = loops;
+        this.clock = clock;
+        this.offlineChats = offlineChats;
+        this.claimant = presence.nodeId() + "/" + UlidCreator.getMonotonicUlid();
+        this.wake = new Semaphore[properties.workers()];
+        for (int i = 0; i < wake.length; i++) {
+            wake[i] = new Semaphore(0);
+        }
+        loops.declare(MAINTENANCE_LOOP);
+        metrics.inFlight();
+    }
+
+    /** After a commit on this node: wakes the workers whose slices got these delivery ids. */
+    void wake(List<Long> ids) {
+        if (!running) {
+            return;
+        }
+        for (long id : ids) {
+            Semaphore s = wake[(int) Math.floorMod(id, (long) wake.length)];
+            if (s.availablePermits() == 0) {
+                s.release();
+            }
+        }
+    }
+
+    private void claimStep(int slice) throws InterruptedException {
+        int free = properties.maxInFlight() - inFlight.get();
+        if (free <= 0) {
+            room.tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
+            return;
+        }
+        if (slice == 0) {
+            for (DeliveryQueue.Claimed probe : queue.claimProbes(claimant, properties.claimTimeout(), 8)) {
+                metrics.probe();
+                dispatch(probe);
+            }
+        }
+        String[] full = claimedPerHook.entrySet().stream().filter(e -> e.getValue().get() >= properties.perHookConcurrency())
+                .map(Map.Entry::getKey).toArray(String[]::new);
+        int limit = Math.min(properties.batchSize(), properties.maxInFlight() - inFlight.get());
+        if (limit <= 0) {
+            return;
+        }
+        List<DeliveryQueue.Claimed> got = queue.claim(claimant, properties.claimTimeout(), wake.length, slice, full, limit);
+        got.forEach(this::dispatch);
+        if (got.size() < limit) {
+            wake[slice].tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
+            wake[slice].drainPermits();
+        }
+    }
+
+    private void dispatch(DeliveryQueue.Claimed c) {
+        inFlight.incrementAndGet();
+        metrics.inFlight().incrementAndGet();
+        claimedPerHook.computeIfAbsent(c.hookId(), k -> new AtomicInteger()).incrementAndGet();
+        long claimedAt = System.nanoTime();
+        try {
+            calls.execute(() -> call(c, claimedAt));
+        }
+        catch (RuntimeException rejected) {
+            // the executor is shutting down: the claim expires and another worker sends it
+            finished(c);
+            loops.failed(CLAIM_LOOP, "a claimed hook delivery could not be started (stopping)", rejected);
+        }
+    }
+
+    private void call(DeliveryQueue.Claimed c, long claimedAt) {
+        try {
+            Sink sink = sinks.of(c.kind());
+            Semaphore perHook = hookPermits.computeIfAbsent(c.hookId(), k -> new Semaphore(properties.perHookConcurrency(), true));
+            Semaphore perKind = kindPermits.computeIfAbsent(c.kind(), k -> new Semaphore(properties.perKindConcurrency(), true));
+            Sink.Outcome outcome;
+            perHook.acquire();
+            try {
+                perKind.acquire();
+                try {
+                    long waited = System.nanoTime() - claimedAt;
+                    Duration latest = properties.claimTimeout().minus(properties.callTimeout()).minusSeconds(1);
+                    if (waited > latest.toNanos()) {
+                        outcome = Sink.Outcome.retry("not called: it waited for a permit until its claim was about to expire");
+                        outcomes.add(new DeliveryQueue.Recorded(c, "retry", clock.instant(), ((Sink.Outcome.Retry) outcome).error(), null));
+                        return;
+                    }
+                    outcome = sink == null ? new Sink.Outcome.Permanent("no sink for the kind " + c.kind())
+                            : sink.deliver(new Sink.Call(c.hookId(), c.id(), c.target(), c.secret(), c.idempotencyKey(), c.attempt(),
+                                    c.chatId(), c.payload()));
+                }
+                finally {
+                    perKind.release();
+                }
+            }
+            finally {
+                perHook.release();
+            }
+            outcomes.add(recorded(c, outcome));
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        catch (RuntimeException | Error e) {
+            // a sink must not throw; if one does, the attempt is a retry like any failure
+            loops.failed(CLAIM_LOOP, "a hook sink threw instead of answering an outcome", e);
+            outcomes.add(recorded(c, Sink.Outcome.retry(Sink.Outcome.describe(e))));
+        }
+        finally {
+            finished(c);
+        }
+    }
+
+    private void finished(DeliveryQueue.Claimed c) {
+        inFlight.decrementAndGet();
+        metrics.inFlight().decrementAndGet();
+        claimedPerHook.computeIfPresent(c.hookId(), (k, n) -> n.decrementAndGet() <= 0 ? null : n);
+        if (room.availablePermits() == 0) {
+            room.release();
+        }
+    }
+
+    /** An outcome as it will be recorded: done, retried (when), or dead (why). */
+    DeliveryQueue.Recorded recorded(DeliveryQueue.Claimed c, Sink.Outcome outcome) {
+        String error;
+        switch (outcome) {
+            case Sink.Outcome.Done d -> {
+                metrics.attempt(c.kind(), "ok");
+                return new DeliveryQueue.Recorded(c, "ok", null, null, true);
+            }
+            case Sink.Outcome.Permanent p -> {
+                metrics.attempt(c.kind(), "dead");
+                return new DeliveryQueue.Recorded(c, "dead", null, clip(p.error()), true);
+            }
+            case Sink.Outcome.Retry r -> {
+                error = r.error();
+                if (c.attempt() >= properties.maxAttempts()) {
+                    metrics.attempt(c.kind(), "dead");
+                    return new DeliveryQueue.Recorded(c, "dead", null,
+                            clip("gave up after " + c.attempt() + " attempts; the last: " + error), false);
+                }
+                metrics.attempt(c.kind(), "retry");
+                Duration delay = Backoff.delay(c.attempt(), r.retryAfter(), properties.backoffBase(), properties.backoffMax());
+                return new DeliveryQueue.Recorded(c, "retry", clock.instant().plus(delay), clip(error), false);
+            }
+        }
+    }
+
+    private static String clip(String error) {
+        return error == null ? null : error.length() <= 500 ? error : error.substring(0, 500);
+    }
+
+    private void recordStep() throws InterruptedException {
+        DeliveryQueue.Recorded first = outcomes.poll(100, TimeUnit.MILLISECONDS);
+        if (first == null) {
+            return;
+        }
+        List<DeliveryQueue.Recorded> batch = new ArrayList<>(256);
+        batch.add(first);
+        outcomes.drainTo(batch, 255);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                DeliveryQueue.Recording r = queue.record(claimant, batch, properties.breakerFailures(), properties.breakerCooldown());
+                r.opened().forEach(h -> metrics.opened());
+                long now = clock.millis();
+                for (DeliveryQueue.Recorded x : batch) {
+                    if ("ok".equals(x.outcome())) {
+                        metrics.delivered(now - x.claimed().createdAtMillis());
+                    }
+                }
+                return;
+            }
+            catch (RuntimeException e) {
+                if (attempt >= 3) {
+                    metrics.unrecorded(batch.size());
+                    loops.failed(RECORD_LOOP, batch.size() + " hook outcomes not recorded; their claims expire and are sent again", e);
+                    return;
+                }
+                loops.failed(RECORD_LOOP, "recording hook outcomes (will try again)", e);
+                Thread.sleep(200L * attempt);
+            }
+        }
+    }
+
+    /** Expired claims and probes back, strays held or released, the gauges read, the offline chats refreshed. */
+    @Scheduled(fixedDelayString = "${waterline.hooks.maintenance-interval:5s}", initialDelayString = "${waterline.hooks.maintenance-interval:5s}")
+    void maintain() {
+        if (!running) {
+            return;
+        }
+        loops.pass(MAINTENANCE_LOOP, () -> {
+            DeliveryQueue.Maintained m = queue.maintain();
+            if (m != null && m.expiredClaims() > 0) {
+                metrics.expired(m.expiredClaims());
+                log.warn(m.expiredClaims() + " hook deliveries claimed past waterline.hooks.claim-timeout went back to pending");
+            }
+            long[] b = queue.backlog();
+            metrics.backlog(b[0], b[1], b[2]);
+            offlineChats.refresh();
+        });
+    }
+
+    @Override
+    public void start() {
+        offlineChats.refresh();
+        if (!properties.enabled()) {
+            log.info("waterline.hooks.enabled=false: this node delivers no hook (others may)");
+            return;
+        }
+        running = true;
+        recording = true;
+        calls = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hook-call-", 0).factory());
+        recorder = loops.start(RECORD_LOOP, "hook-record", () -> recording || !outcomes.isEmpty(), this::recordStep);
+        for (int i = 0; i < wake.length; i++) {
+            int slice = i;
+            threads.add(loops.start(CLAIM_LOOP, "hook-claim-" + i, () -> running, () -> claimStep(slice)));
+        }
+    }
+
+    @Override
+    public void stop() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        for (Semaphore s : wake) {
+            s.release();
+        }
+        room.release();
+        Workers.joinUntil(threads, System.nanoTime() + properties.pollInterval().plusSeconds(2).toNanos());
+        threads.clear();
+        calls.shutdown();
+        try {
+            if (!calls.awaitTermination(properties.callTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS)) {
+                log.warn("hook calls still out at shutdown after waterline.hooks.call-timeout; their claims expire and are sent again");
+                calls.shutdownNow();
+            }
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        recording = false;
+        Workers.joinUntil(List.of(recorder), System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+}

@@ -1,0 +1,60 @@
+-- Hooks (PROTOCOL.md §7): every message of a chat delivered to a service, at least once.
+
+CREATE TABLE hooks (
+    hook_id         TEXT        PRIMARY KEY,                 -- ULID minted by the server
+    chat_id         TEXT        NOT NULL REFERENCES chats (chat_id),
+    created_by      TEXT        NOT NULL,
+    kind            TEXT        NOT NULL CHECK (kind IN ('http', 'amqp', 'mqtt', 'nats', 'kafka', 'redis')),
+    target          JSONB       NOT NULL,                    -- the kind's fields (url, exchange, topic, ...), never the secret
+    secret          TEXT,                                    -- the HMAC key of an http hook; never answered
+    events          TEXT[]      NOT NULL,                    -- 'message' and/or 'offline'
+    created_at      TIMESTAMPTZ NOT NULL DEFAULT now(),
+    -- The circuit breaker, shared by every node: 'closed', 'open' (until reopen_at), or
+    -- 'half_open' while its one probe (probe_id) is out; a probe whose worker died is given up at
+    -- probe_deadline. Changed only under this row's lock (the compare-and-set of the one probe).
+    breaker         TEXT        NOT NULL DEFAULT 'closed' CHECK (breaker IN ('closed', 'open', 'half_open')),
+    failures        INT         NOT NULL DEFAULT 0,          -- consecutive retryable failures
+    reopen_at       TIMESTAMPTZ,
+    probe_id        BIGINT,
+    probe_deadline  TIMESTAMPTZ,
+    closed_at       TIMESTAMPTZ                              -- the last close (the unhold sweep looks at recent ones)
+);
+
+-- The group commit's join (a batch's chats → their hooks) and the listing per chat.
+CREATE INDEX hooks_by_chat ON hooks (chat_id);
+-- The probe's search (open breakers whose cooldown ended) and the breaker sweeps: few rows.
+CREATE INDEX hooks_not_closed ON hooks (reopen_at) WHERE breaker <> 'closed';
+
+CREATE TABLE hook_deliveries (
+    id              BIGSERIAL   PRIMARY KEY,                 -- the deliveryId; id % workers is a worker's slice
+    hook_id         TEXT        NOT NULL REFERENCES hooks (hook_id) ON DELETE CASCADE,
+    event           TEXT        NOT NULL CHECK (event IN ('message', 'offline')),
+    message_id      TEXT        NOT NULL,
+    user_id         TEXT,                                    -- the offline recipient ('offline' only)
+    idempotency_key TEXT        NOT NULL,                    -- <hookId>:<messageId>[:<userId>], sent with every attempt
+    payload         TEXT        NOT NULL,                    -- the JSON body, built once in the message's transaction
+    -- pending: waiting for its due time; held: its hook's breaker is not closed (the claim never
+    -- looks at these); claimed: a worker is calling (claimed_by, until claim_deadline); dead: in
+    -- the dead letters until replayed. Done deliveries are deleted.
+    status          TEXT        NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'held', 'claimed', 'dead')),
+    attempts        INT         NOT NULL DEFAULT 0,
+    due_at          TIMESTAMPTZ NOT NULL DEFAULT now(),
+    claimed_by      TEXT,
+    claim_deadline  TIMESTAMPTZ,
+    last_error      TEXT,
+    created_at      TIMESTAMPTZ NOT NULL DEFAULT now(),
+    dead_at         TIMESTAMPTZ
+);
+
+-- One active delivery per key (the seed's partial unique index): a delivery is never enqueued
+-- twice, nor replayed beside a live copy. Partial, so the dead letters kept for operators do not
+-- weigh on every insert.
+CREATE UNIQUE INDEX hook_deliveries_active_key ON hook_deliveries (idempotency_key) WHERE status <> 'dead';
+-- The workers' claim: due rows, oldest due first. Held and claimed rows are not in it, so an open
+-- breaker's backlog costs the claim nothing.
+CREATE INDEX hook_deliveries_due ON hook_deliveries (due_at) WHERE status = 'pending';
+-- Per hook: the counts of GET /api/hooks/{id}, holding and releasing a breaker's rows, the probe's
+-- pick, the dead-letter list and its replay.
+CREATE INDEX hook_deliveries_by_hook ON hook_deliveries (hook_id, status, due_at);
+-- Claims past their deadline (a dead node, a killed worker) go back.
+CREATE INDEX hook_deliveries_claims ON hook_deliveries (claim_deadline) WHERE status = 'claimed';

@@ -1,0 +1,126 @@
+package dev.waterline.support;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+
+import com.sun.net.httpserver.HttpServer;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A real HTTP server for hook tests, on the address "localhost" resolves to first (the one the
+ * hook's SSRF guard will pick and connect to): records every request (headers, body, arrival) and
+ * answers what the test's responder says, given the request and how many requests its idempotency
+ * key has had before it (0 for the first).
+ */
+public final class HookReceiver implements AutoCloseable {
+
+    /** One request as it arrived. */
+    public record Request(String method, String path, Map<String, List<String>> headers, String body, long arrivedNanos) {
+
+        public String header(String name) {
+            for (var e : headers.entrySet()) {
+                if (e.getKey().equalsIgnoreCase(name)) {
+                    return e.getValue().getFirst();
+                }
+            }
+            return null;
+        }
+
+        public String key() {
+            return header("Waterline-Idempotency-Key");
+        }
+
+        public JsonNode json() {
+            return Api.JSON.readTree(body);
+        }
+    }
+
+    /** What to answer: a status, headers, and how long to wait first. */
+    public record Answer(int status, Map<String, String> headers, long delayMillis) {
+
+        public static Answer status(int status) {
+            return new Answer(status, Map.of(), 0);
+        }
+    }
+
+    private final HttpServer server;
+    private final List<Request> requests = new ArrayList<>();
+    private final Map<String, AtomicInteger> perKey = new ConcurrentHashMap<>();
+    private volatile BiFunction<Request, Integer, Answer> responder = (r, n) -> Answer.status(200);
+
+    public HookReceiver() {
+        try {
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getByName("localhost"), 0), 0);
+        }
+        catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.createContext("/", exchange -> {
+            try (InputStream in = exchange.getRequestBody()) {
+                String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                Request r = new Request(exchange.getRequestMethod(), exchange.getRequestURI().toString(),
+                        Map.copyOf(exchange.getRequestHeaders()), body, System.nanoTime());
+                synchronized (requests) {
+                    requests.add(r);
+                }
+                int before = r.key() == null ? 0 : perKey.computeIfAbsent(r.key(), k -> new AtomicInteger()).getAndIncrement();
+                Answer a = responder.apply(r, before);
+                if (a.delayMillis() > 0) {
+                    Thread.sleep(a.delayMillis());
+                }
+                a.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
+                exchange.sendResponseHeaders(a.status(), -1);
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            catch (IOException e) {
+                // the caller gave up (a timeout): nothing to answer
+            }
+            finally {
+                exchange.close();
+            }
+        });
+        server.start();
+    }
+
+    public HookReceiver respond(BiFunction<Request, Integer, Answer> responder) {
+        this.responder = responder;
+        return this;
+    }
+
+    /** The URL of this receiver by the name "localhost", with {@code path}. */
+    public String url(String path) {
+        return "http://localhost:" + server.getAddress().getPort() + path;
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    public List<Request> requests() {
+        synchronized (requests) {
+            return List.copyOf(requests);
+        }
+    }
+
+    public List<Request> requestsFor(String key) {
+        return requests().stream().filter(r -> key.equals(r.key())).toList();
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
