@@ -22,10 +22,17 @@ public class WaterlineApplication {
         if (System.getProperty(TOMCAT_WS_BUFFER) == null) {
             System.setProperty(TOMCAT_WS_BUFFER, "1024");
         }
+        // http hooks connect to the address the SSRF guard checked and name the host in a Host
+        // header, which the JDK's HTTP client allows only when this is set before its first use
+        String restricted = System.getProperty(JDK_RESTRICTED_HEADERS, "");
+        if (!restricted.toLowerCase(java.util.Locale.ROOT).contains("host")) {
+            System.setProperty(JDK_RESTRICTED_HEADERS, restricted.isBlank() ? "host" : restricted + ",host");
+        }
         SpringApplication.run(WaterlineApplication.class, args);
     }
 
     private static final String TOMCAT_WS_BUFFER = "org.apache.tomcat.websocket.DEFAULT_BUFFER_SIZE";
+    private static final String JDK_RESTRICTED_HEADERS = "jdk.httpclient.allowRestrictedHeaders";
 
     @Bean
     Clock clock() {

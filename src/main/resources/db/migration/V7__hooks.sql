@@ -27,7 +27,11 @@ CREATE INDEX hooks_not_closed ON hooks (reopen_at) WHERE breaker <> 'closed';
 
 CREATE TABLE hook_deliveries (
     id              BIGSERIAL   PRIMARY KEY,                 -- the deliveryId; id % workers is a worker's slice
-    hook_id         TEXT        NOT NULL REFERENCES hooks (hook_id) ON DELETE CASCADE,
+    -- No foreign key to hooks: its check would take a key-share lock on the hook's row in every
+    -- group commit, which the recorder's breaker updates would then wait for (and it for them).
+    -- A hook's deletion deletes its deliveries itself, under its chat's share lock, which no group
+    -- commit inserting for that chat can hold at the same time.
+    hook_id         TEXT        NOT NULL,
     event           TEXT        NOT NULL CHECK (event IN ('message', 'offline')),
     message_id      TEXT        NOT NULL,
     user_id         TEXT,                                    -- the offline recipient ('offline' only)
@@ -58,3 +62,16 @@ CREATE INDEX hook_deliveries_due ON hook_deliveries (due_at) WHERE status = 'pen
 CREATE INDEX hook_deliveries_by_hook ON hook_deliveries (hook_id, status, due_at);
 -- Claims past their deadline (a dead node, a killed worker) go back.
 CREATE INDEX hook_deliveries_claims ON hook_deliveries (claim_deadline) WHERE status = 'claimed';
+
+-- The deliveries churn like the outbox (V3): each row is inserted, claimed (an update),
+-- and deleted within moments under load, and the claim reads the due index from its oldest end,
+-- where the dead entries gather. Vacuum after every 5,000 dead rows, without pauses, and analyze
+-- often, so the claim's plan stays the due index's ordered scan.
+ALTER TABLE hook_deliveries SET (
+    autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 5000,
+    autovacuum_vacuum_insert_scale_factor = 0,
+    autovacuum_vacuum_insert_threshold = 20000,
+    autovacuum_vacuum_cost_delay = 0,
+    autovacuum_analyze_scale_factor = 0.05
+);

@@ -138,11 +138,35 @@ public class AddressGuard {
         return null;
     }
 
-    /** The IPv4 address inside an IPv4-compatible, NAT64 (64:ff9b::/96) or 6to4 (2002::/16) IPv6 address. */
+    /**
+     * The IPv4 address inside an IPv4-mapped (::ffff:0:0/96, as a resolver may return it), SIIT
+     * (::ffff:0:0:0/96), IPv4-compatible, NAT64 (64:ff9b::/96, and the local-use 64:ff9b:1::/48) or
+     * 6to4 (2002::/16) IPv6 address.
+     */
     private static Inet4Address embeddedV4(byte[] b) {
         boolean zeroPrefix = true;
         for (int i = 0; i < 12; i++) {
             zeroPrefix &= b[i] == 0;
+        }
+        boolean tenZero = true;
+        for (int i = 0; i < 10; i++) {
+            tenZero &= b[i] == 0;
+        }
+        boolean mapped = tenZero && (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff;
+        boolean siit = true;
+        for (int i = 0; i < 8; i++) {
+            siit &= b[i] == 0;
+        }
+        siit &= (b[8] & 0xff) == 0xff && (b[9] & 0xff) == 0xff && b[10] == 0 && b[11] == 0;
+        boolean localNat64 = (b[0] & 0xff) == 0x00 && (b[1] & 0xff) == 0x64 && (b[2] & 0xff) == 0xff && (b[3] & 0xff) == 0x9b
+                && b[4] == 0 && (b[5] & 0xff) == 0x01;
+        if (mapped || siit || localNat64) {
+            try {
+                return (Inet4Address) InetAddress.getByAddress(new byte[] {b[12], b[13], b[14], b[15]});
+            }
+            catch (UnknownHostException impossible) {
+                throw new IllegalStateException(impossible);
+            }
         }
         boolean nat64 = (b[0] & 0xff) == 0x00 && (b[1] & 0xff) == 0x64 && (b[2] & 0xff) == 0xff && (b[3] & 0xff) == 0x9b;
         for (int i = 4; nat64 && i < 12; i++) {

@@ -11,12 +11,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import javax.sql.DataSource;
+
 import dev.waterline.sql.Statement;
 import dev.waterline.sql.Statements;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
@@ -24,13 +25,19 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The workers' side of the hook deliveries table: claim, record, and the maintenance pass. Every
  * transaction here is short and makes no network call (claim, call, record are three steps; the
- * call runs between two transactions, holding none). All run at READ COMMITTED, where a
- * {@code SKIP LOCKED} claim skips rows other workers hold and never fails on them (at REPEATABLE
- * READ such workers would abort each other with serialization failures).
+ * call runs between two transactions, holding none). All run at PostgreSQL's default READ
+ * COMMITTED (checked at start, {@link #checkIsolation}), where a {@code SKIP LOCKED} claim skips
+ * rows other workers hold and never fails on them (at REPEATABLE READ such workers would abort
+ * each other with serialization failures).
  *
- * <p>Lock order, everywhere: hook rows first (in hook id order), then delivery rows. A hook's
- * deletion takes its chat's share lock and then the hook row (cascading to its deliveries); the
- * group commit locks chats and only reads hooks. So no two of these wait on each other crosswise.
+ * <p>Lock order, everywhere: hook rows first (in hook id order, {@code FOR NO KEY UPDATE}, which
+ * no group commit's read of a hook waits for), then delivery rows. The group commit locks chats
+ * and only reads hooks; a hook's creation and deletion take its chat's row lock first. So no two
+ * of these wait on each other crosswise, and nothing here makes a send wait.
+ *
+ * <p>Every outcome is recorded against its own claim: the claimant (this node's process) and the
+ * attempt number the claim set, so an outcome that comes after its claim expired and the row was
+ * claimed again is dropped, not applied to the newer claim.
  */
 @Repository
 class DeliveryQueue {
@@ -41,9 +48,10 @@ class DeliveryQueue {
     }
 
     /**
-     * An outcome to record: {@code ok}, {@code retry} (with when) or {@code dead}; {@code answered}
-     * whether the target answered (for the breaker: true resets its count, false adds a failure,
-     * null, a call not made, neither).
+     * An outcome to record: {@code ok}, {@code retry} (with when), {@code dead}, or {@code release}
+     * (the call was not made: the row goes back as it was, the attempt not counted);
+     * {@code answered} whether the target answered (for the breaker: true resets its count, false
+     * adds a failure, null, a call not made or cut short by shutdown, neither).
      */
     record Recorded(Claimed claimed, String outcome, Instant dueAt, String error, Boolean answered) {
     }
@@ -55,9 +63,12 @@ class DeliveryQueue {
 
     /**
      * 1: claimant, 2: claim timeout ms, 3: workers, 4: this worker's slice, 5: text[] hooks this node
-     * has no room for now (its per-hook bulkhead is full), 6: most rows. Held rows (a breaker not
-     * closed) are not in hook_deliveries_due; a row born pending while its breaker opened is skipped
-     * by the EXISTS and held by the maintenance pass.
+     * leaves out now (its per-hook bulkhead is full, or its breaker is known not closed), 6: most
+     * rows. One statement, no explicit transaction. The inner select is the due index's ordered
+     * scan and nothing else (a join or a semi-join to hooks there let the planner drive from hooks
+     * through every hook's rows and sort: 200 ms a claim under a backlog). Held rows (a breaker not
+     * closed) are not in that index; a row born pending while its breaker opened is locked but left
+     * as it is by the outer filter, and held by the maintenance pass.
      */
     private static final String CLAIM = """
             UPDATE hook_deliveries d
@@ -67,18 +78,23 @@ class DeliveryQueue {
                 SELECT q.id FROM hook_deliveries q
                 WHERE q.status = 'pending' AND q.due_at <= now() AND q.id % ? = ?
                   AND q.hook_id <> ALL (?::text[])
-                  AND EXISTS (SELECT 1 FROM hooks c WHERE c.hook_id = q.hook_id AND c.breaker = 'closed')
                 ORDER BY q.due_at
                 LIMIT ?
                 FOR UPDATE OF q SKIP LOCKED)
-              AND h.hook_id = d.hook_id
+              AND h.hook_id = d.hook_id AND h.breaker = 'closed'
             RETURNING
             """ + RETURNED;
 
-    /** 1: most hooks. The microphone: only the transaction holding an open hook's row lock may probe it. */
+    /**
+     * 1: most hooks. The microphone: only the transaction holding an open hook's row lock may probe
+     * it, and only a hook with a held delivery due is taken (one with nothing to probe must not keep
+     * the others waiting behind it).
+     */
     private static final String LOCK_COOLED_BREAKERS = """
-            SELECT hook_id FROM hooks WHERE breaker = 'open' AND reopen_at <= now()
-            ORDER BY reopen_at LIMIT ? FOR UPDATE SKIP LOCKED
+            SELECT h.hook_id FROM hooks h
+            WHERE h.breaker = 'open' AND h.reopen_at <= now()
+              AND EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.hook_id = h.hook_id AND d.status = 'held' AND d.due_at <= now())
+            ORDER BY h.reopen_at LIMIT ? FOR NO KEY UPDATE OF h SKIP LOCKED
             """;
 
     /** 1: claimant, 2: claim timeout ms, 3: hook. The probe: the hook's held delivery due first. */
@@ -98,58 +114,88 @@ class DeliveryQueue {
             WHERE hook_id = ?
             """;
 
-    /** 1: text[] hooks. Their rows, in hook order (the lock order). */
+    /**
+     * 1: text[] every hook of the batch, 2: text[] those with a failure or a probe among its
+     * outcomes. Their rows, in hook order (the lock order): those the breaker rule may change. A
+     * hook whose outcomes were all answers is locked only if it has failures to reset (or a breaker
+     * not closed), so a batch of successes locks and writes nothing.
+     */
     private static final String LOCK_HOOKS = """
-            SELECT hook_id, breaker, failures FROM hooks WHERE hook_id = ANY (?::text[]) ORDER BY hook_id FOR UPDATE
+            SELECT hook_id, breaker, failures, probe_id FROM hooks
+            WHERE hook_id = ANY (?::text[]) AND (hook_id = ANY (?::text[]) OR failures <> 0 OR breaker <> 'closed')
+            ORDER BY hook_id FOR NO KEY UPDATE
             """;
 
-    /** 1: breaker, 2: failures, 3: opened (bool), 4: cooldown ms, 5: closed (bool), 6: hook. */
+    /**
+     * 1: breaker, 2: failures, 3: whether it opened (bool), 4: cooldown ms, 5: the new breaker again
+     * (a probe id is kept only while half-open), 6: whether it closed (bool), 7: hook. Only the
+     * hook's row: its deliveries are held or released apart, in chunks ({@link #holdChunk}).
+     */
     private static final String SET_BREAKER = """
             UPDATE hooks SET breaker = ?, failures = ?,
                    reopen_at = CASE WHEN ? THEN now() + (? * interval '1 millisecond') ELSE reopen_at END,
-                   probe_id = CASE WHEN breaker = 'half_open' AND ? <> 'half_open' THEN NULL ELSE probe_id END,
+                   probe_id = CASE WHEN ? = 'half_open' THEN probe_id ELSE NULL END,
                    closed_at = CASE WHEN ? THEN now() ELSE closed_at END
             WHERE hook_id = ?
             """;
 
-    /** 1: hook. An opened breaker holds the hook's waiting rows, so the claim no longer sees them. */
-    private static final String HOLD = """
-            UPDATE hook_deliveries SET status = 'held' WHERE hook_id = ? AND status = 'pending'
+    /** 1: hook, 2: most rows. A breaker not closed holds the hook's waiting rows, so the claim no longer sees them. */
+    private static final String HOLD_CHUNK = """
+            UPDATE hook_deliveries SET status = 'held'
+            WHERE id IN (SELECT id FROM hook_deliveries WHERE hook_id = ? AND status = 'pending' LIMIT ? FOR UPDATE SKIP LOCKED)
             """;
 
-    /** 1: hook. A closed breaker lets its held rows go, each at its own due time. */
-    private static final String RELEASE = """
-            UPDATE hook_deliveries SET status = 'pending' WHERE hook_id = ? AND status = 'held'
+    /** 1: hook, 2: most rows. A closed breaker lets its held rows go, each at its own due time. */
+    private static final String RELEASE_CHUNK = """
+            UPDATE hook_deliveries SET status = 'pending'
+            WHERE id IN (SELECT id FROM hook_deliveries WHERE hook_id = ? AND status = 'held' LIMIT ? FOR UPDATE SKIP LOCKED)
             """;
 
-    /** 1: bigint[] ids, 2: claimant. Done deliveries are deleted (the claim must still be ours). */
+    /** 1: hook, 2: most rows. What a deleted hook left behind. */
+    private static final String PURGE_CHUNK = """
+            DELETE FROM hook_deliveries
+            WHERE id IN (SELECT id FROM hook_deliveries WHERE hook_id = ? LIMIT ?)
+            """;
+
+    /** 1..2: pairwise bigint[] ids, int[] attempts, 3: claimant. Done deliveries are deleted (the claim must still be this one). */
     private static final String DONE = """
-            DELETE FROM hook_deliveries WHERE id = ANY (?::bigint[]) AND status = 'claimed' AND claimed_by = ?
+            DELETE FROM hook_deliveries d
+            USING unnest(?::bigint[], ?::int[]) AS v(id, attempts)
+            WHERE d.id = v.id AND d.attempts = v.attempts AND d.status = 'claimed' AND d.claimed_by = ?
             """;
 
     /**
-     * 1..3: pairwise bigint[] ids, timestamptz[] due times, text[] errors, 4: claimant. Back to
-     * pending, or held when the breaker (just updated in this transaction) is not closed.
+     * 1..5: pairwise bigint[] ids, int[] attempts, timestamptz[] due times, text[] errors (null: keep
+     * the last), int[] attempts to take back (1 for a call not made), 6: claimant. Back to pending,
+     * or held when the breaker (just updated in this transaction) is not closed.
      */
     private static final String RETRY = """
             UPDATE hook_deliveries d
             SET status = CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END,
-                due_at = v.due_at, last_error = v.error, claimed_by = NULL, claim_deadline = NULL
-            FROM unnest(?::bigint[], ?::timestamptz[], ?::text[]) AS v(id, due_at, error), hooks h
-            WHERE d.id = v.id AND d.status = 'claimed' AND d.claimed_by = ? AND h.hook_id = d.hook_id
+                due_at = v.due_at, last_error = coalesce(v.error, d.last_error), attempts = d.attempts - v.back,
+                claimed_by = NULL, claim_deadline = NULL
+            FROM unnest(?::bigint[], ?::int[], ?::timestamptz[], ?::text[], ?::int[]) AS v(id, attempts, due_at, error, back), hooks h
+            WHERE d.id = v.id AND d.attempts = v.attempts AND d.status = 'claimed' AND d.claimed_by = ? AND h.hook_id = d.hook_id
             """;
 
-    /** 1..2: pairwise bigint[] ids, text[] errors, 3: claimant. */
+    /** 1..3: pairwise bigint[] ids, int[] attempts, text[] errors, 4: claimant. */
     private static final String DEAD = """
             UPDATE hook_deliveries d
             SET status = 'dead', dead_at = now(), last_error = v.error, claimed_by = NULL, claim_deadline = NULL
-            FROM unnest(?::bigint[], ?::text[]) AS v(id, error)
-            WHERE d.id = v.id AND d.status = 'claimed' AND d.claimed_by = ?
+            FROM unnest(?::bigint[], ?::int[], ?::text[]) AS v(id, attempts, error)
+            WHERE d.id = v.id AND d.attempts = v.attempts AND d.status = 'claimed' AND d.claimed_by = ?
             """;
 
     /** Only one node runs the maintenance statements at a time (they touch the same rows). */
     private static final String MAINTENANCE_LOCK = """
             SELECT pg_try_advisory_xact_lock(hashtext('waterline.hooks.maintenance'))
+            """;
+
+    /** A probe whose worker died: the breaker opens again, due for a new probe at once. */
+    private static final String EXPIRE_PROBES = """
+            UPDATE hooks SET breaker = 'open', reopen_at = now(), probe_id = NULL
+            WHERE hook_id IN (SELECT hook_id FROM hooks WHERE breaker = 'half_open' AND probe_deadline < now()
+                              ORDER BY hook_id FOR NO KEY UPDATE)
             """;
 
     /** Claims past their deadline return (held when their breaker is not closed). */
@@ -162,26 +208,21 @@ class DeliveryQueue {
             WHERE d.status = 'claimed' AND d.claim_deadline < now() AND h.hook_id = d.hook_id
             """;
 
-    /** A probe whose worker died: the breaker opens again, due for a new probe at once. */
-    private static final String EXPIRE_PROBES = """
-            UPDATE hooks SET breaker = 'open', reopen_at = now(), probe_id = NULL
-            WHERE hook_id IN (SELECT hook_id FROM hooks WHERE breaker = 'half_open' AND probe_deadline < now()
-                              ORDER BY hook_id FOR UPDATE)
+    /** Hooks whose rows must change status: held rows of closed breakers, pending rows of breakers not closed. */
+    private static final String TO_SORT = """
+            SELECT h.hook_id, h.breaker = 'closed' FROM hooks h
+            WHERE (h.breaker <> 'closed' AND EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.hook_id = h.hook_id AND d.status = 'pending'))
+               OR (h.breaker = 'closed' AND EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.hook_id = h.hook_id AND d.status = 'held'))
             """;
 
-    /** Rows born held while their breaker was closing (the insert read the old state): let go. */
-    private static final String RELEASE_STRAYS = """
-            UPDATE hook_deliveries d SET status = 'pending'
-            FROM hooks h
-            WHERE h.breaker = 'closed' AND h.closed_at > now() - interval '10 minutes'
-              AND d.hook_id = h.hook_id AND d.status = 'held'
+    /** Hooks that no longer exist but have deliveries (a deletion whose purge did not finish). */
+    private static final String ORPHANS = """
+            SELECT DISTINCT d.hook_id FROM hook_deliveries d WHERE NOT EXISTS (SELECT 1 FROM hooks h WHERE h.hook_id = d.hook_id)
             """;
 
-    /** Rows born pending while their breaker was opening: held. */
-    private static final String HOLD_STRAYS = """
-            UPDATE hook_deliveries d SET status = 'held'
-            FROM hooks h
-            WHERE h.breaker <> 'closed' AND d.hook_id = h.hook_id AND d.status = 'pending'
+    /** Hooks this node's claims leave out: breakers not closed. */
+    private static final String NOT_CLOSED = """
+            SELECT hook_id FROM hooks WHERE breaker <> 'closed'
             """;
 
     private static final String BACKLOG = """
@@ -191,22 +232,30 @@ class DeliveryQueue {
             FROM hook_deliveries
             """;
 
+    static final int CHUNK = 5_000;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final TypeReference<Map<String, String>> TARGET = new TypeReference<>() {
     };
 
     private final JdbcTemplate jdbc;
     private final TransactionTemplate tx;
-    private final TransactionTemplate relaxed;
 
-    DeliveryQueue(JdbcTemplate jdbc, PlatformTransactionManager transactions) {
-        this.jdbc = jdbc;
+    DeliveryQueue(DataSource dataSource, PlatformTransactionManager transactions) {
+        // a template of its own: every statement bounded by a query timeout, with no transaction
+        // (and its round trips) for the claim, which is one statement
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.jdbc.setQueryTimeout(10);
         this.tx = new TransactionTemplate(transactions);
-        this.tx.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
         this.tx.setTimeout(10);
-        this.relaxed = new TransactionTemplate(transactions);
-        this.relaxed.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
-        this.relaxed.setTimeout(10);
+    }
+
+    /** The claim's rule holds only at READ COMMITTED: refuse to start on a database that defaults to another level. */
+    void checkIsolation() {
+        String level = jdbc.queryForObject("SHOW default_transaction_isolation", String.class);
+        if (!"read committed".equalsIgnoreCase(level)) {
+            throw new IllegalStateException("the hook workers need PostgreSQL's default_transaction_isolation to be read committed,"
+                    + " not " + level + ": SKIP LOCKED claims at a stricter level abort each other");
+        }
     }
 
     private static Claimed claimed(ResultSet rs, boolean probe) throws SQLException {
@@ -214,10 +263,9 @@ class DeliveryQueue {
                 rs.getString(6), rs.getString(7), rs.getString(8), rs.getInt(9), rs.getLong(10), probe);
     }
 
-    /** Claims up to {@code limit} due deliveries of one slice (one short transaction). */
-    List<Claimed> claim(String claimant, Duration claimTimeout, int workers, int slice, String[] fullHooks, int limit) {
-        return tx.execute(s -> jdbc.query(CLAIM, (rs, i) -> claimed(rs, false), claimant, claimTimeout.toMillis(), workers, slice,
-                fullHooks, limit));
+    /** Claims up to {@code limit} due deliveries of one slice (one statement, committed on its own). */
+    List<Claimed> claim(String claimant, Duration claimTimeout, int workers, int slice, String[] leftOut, int limit) {
+        return jdbc.query(CLAIM, (rs, i) -> claimed(rs, false), claimant, claimTimeout.toMillis(), workers, slice, leftOut, limit);
     }
 
     /**
@@ -240,91 +288,133 @@ class DeliveryQueue {
         });
     }
 
-    /** What recording a batch changed about breakers: the hooks whose breaker opened. */
-    record Recording(List<String> opened) {
+    /** What recording a batch changed about breakers: the hooks whose breaker opened, and those that closed. */
+    record Recording(List<String> opened, List<String> closed) {
     }
 
     /**
      * Records a batch of outcomes in one short transaction with {@code synchronous_commit = off}:
      * at-least-once makes a lost outcome harmless (the row is still claimed, its claim expires, it
      * is sent again and the receiver drops the repeat by its idempotency key), so this commit need
-     * not wait for the WAL flush. The breaker rows come first (the lock order).
+     * not wait for the WAL flush. The breaker rows come first (the lock order); a probe's outcome
+     * decides its breaker only while the breaker still names that probe.
      */
     Recording record(String claimant, List<Recorded> outcomes, int threshold, Duration cooldown) {
-        return relaxed.execute(s -> {
-            jdbc.execute("SET LOCAL synchronous_commit = off");
-            Map<String, List<Breaker.Result>> byHook = new TreeMap<>();
+        return tx.execute(s -> {
+            Map<String, List<Recorded>> byHook = new TreeMap<>();
             for (Recorded r : outcomes) {
-                if (r.answered() == null) {
-                    continue;
+                if (r.answered() != null) {
+                    byHook.computeIfAbsent(r.claimed().hookId(), k -> new ArrayList<>()).add(r);
                 }
-                byHook.computeIfAbsent(r.claimed().hookId(), k -> new ArrayList<>()).add(new Breaker.Result(r.answered(), r.claimed().probe()));
             }
             List<String> opened = new ArrayList<>();
+            List<String> closed = new ArrayList<>();
             Map<String, Breaker.State> states = new HashMap<>();
-            jdbc.query(LOCK_HOOKS, rs -> {
-                states.put(rs.getString(1), new Breaker.State(rs.getString(2), rs.getInt(3)));
-            }, (Object) byHook.keySet().toArray(String[]::new));
+            Map<String, Long> probes = new HashMap<>();
+            String[] failing = byHook.entrySet().stream()
+                    .filter(e -> e.getValue().stream().anyMatch(r -> !r.answered() || r.claimed().probe()))
+                    .map(Map.Entry::getKey).toArray(String[]::new);
+            List<Statement> first = new ArrayList<>(2);
+            first.add(Statement.of("SET LOCAL synchronous_commit = off", null));
+            if (!byHook.isEmpty()) {
+                first.add(Statement.of(LOCK_HOOKS, rs -> {
+                    states.put(rs.getString(1), new Breaker.State(rs.getString(2), rs.getInt(3)));
+                    long probe = rs.getLong(4);
+                    if (!rs.wasNull()) {
+                        probes.put(rs.getString(1), probe);
+                    }
+                }, byHook.keySet().toArray(String[]::new), failing));
+            }
+            Statements.run(jdbc, first);
+            List<Statement> writes = new ArrayList<>();
             for (var e : byHook.entrySet()) {
                 Breaker.State state = states.get(e.getKey());
                 if (state == null) {
-                    continue;   // deleted meanwhile: its deliveries went with it
+                    continue;   // nothing to change (all answered, no failures), or deleted meanwhile
                 }
-                Breaker.Next next = Breaker.after(state, e.getValue(), threshold);
+                Long probe = probes.get(e.getKey());
+                List<Breaker.Result> results = e.getValue().stream().map(r -> new Breaker.Result(r.answered(),
+                        r.claimed().probe() && probe != null && probe == r.claimed().id())).toList();
+                Breaker.Next next = Breaker.after(state, results, threshold);
                 if (next.breaker().equals(state.breaker()) && next.failures() == state.failures()) {
                     continue;
                 }
-                jdbc.update(SET_BREAKER, next.breaker(), next.failures(), next.opened(), cooldown.toMillis(), next.breaker(),
-                        next.closed(), e.getKey());
+                writes.add(Statement.of(SET_BREAKER, null, next.breaker(), next.failures(), next.opened(), cooldown.toMillis(),
+                        next.breaker(), next.closed(), e.getKey()));
                 if (next.opened() && !Breaker.OPEN.equals(state.breaker())) {
-                    jdbc.update(HOLD, e.getKey());
                     opened.add(e.getKey());
                 }
                 if (next.closed()) {
-                    jdbc.update(RELEASE, e.getKey());
+                    closed.add(e.getKey());
                 }
             }
-            List<Long> done = new ArrayList<>();
-            List<Long> retryIds = new ArrayList<>();
+            List<Long> doneIds = new ArrayList<>(), retryIds = new ArrayList<>(), deadIds = new ArrayList<>();
+            List<Integer> doneAttempts = new ArrayList<>(), retryAttempts = new ArrayList<>(), retryBack = new ArrayList<>(),
+                    deadAttempts = new ArrayList<>();
             List<Timestamp> retryDue = new ArrayList<>();
-            List<String> retryErrors = new ArrayList<>();
-            List<Long> deadIds = new ArrayList<>();
-            List<String> deadErrors = new ArrayList<>();
+            List<String> retryErrors = new ArrayList<>(), deadErrors = new ArrayList<>();
             for (Recorded r : outcomes) {
+                Claimed c = r.claimed();
                 switch (r.outcome()) {
-                    case "ok" -> done.add(r.claimed().id());
-                    case "retry" -> {
-                        retryIds.add(r.claimed().id());
+                    case "ok" -> {
+                        doneIds.add(c.id());
+                        doneAttempts.add(c.attempt());
+                    }
+                    case "retry", "release" -> {
+                        retryIds.add(c.id());
+                        retryAttempts.add(c.attempt());
                         retryDue.add(Timestamp.from(r.dueAt()));
                         retryErrors.add(r.error());
+                        retryBack.add("release".equals(r.outcome()) ? 1 : 0);
                     }
                     default -> {
-                        deadIds.add(r.claimed().id());
+                        deadIds.add(c.id());
+                        deadAttempts.add(c.attempt());
                         deadErrors.add(r.error());
                     }
                 }
             }
-            List<Statement> writes = new ArrayList<>(3);
-            if (!done.isEmpty()) {
-                writes.add(Statement.of(DONE, null, done.stream().mapToLong(Long::longValue).toArray(), claimant));
+            if (!doneIds.isEmpty()) {
+                writes.add(Statement.of(DONE, null, longs(doneIds), ints(doneAttempts), claimant));
             }
             if (!retryIds.isEmpty()) {
-                writes.add(Statement.of(RETRY, null, retryIds.stream().mapToLong(Long::longValue).toArray(),
-                        retryDue.toArray(Timestamp[]::new), retryErrors.toArray(String[]::new), claimant));
+                writes.add(Statement.of(RETRY, null, longs(retryIds), ints(retryAttempts), retryDue.toArray(Timestamp[]::new),
+                        retryErrors.toArray(String[]::new), ints(retryBack), claimant));
             }
             if (!deadIds.isEmpty()) {
-                writes.add(Statement.of(DEAD, null, deadIds.stream().mapToLong(Long::longValue).toArray(),
-                        deadErrors.toArray(String[]::new), claimant));
+                writes.add(Statement.of(DEAD, null, longs(deadIds), ints(deadAttempts), deadErrors.toArray(String[]::new), claimant));
             }
             if (!writes.isEmpty()) {
                 Statements.run(jdbc, writes);
             }
-            return new Recording(opened);
+            return new Recording(opened, closed);
         });
     }
 
+    private static long[] longs(List<Long> v) {
+        return v.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    private static int[] ints(List<Integer> v) {
+        return v.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * One chunk of holding ({@code hold}) or releasing a hook's rows, in a transaction of its own
+     * (a breaker's whole backlog in one would hold its locks for as long as it takes); returns how
+     * many rows moved.
+     */
+    int holdChunk(String hookId, boolean hold) {
+        return jdbc.update(hold ? HOLD_CHUNK : RELEASE_CHUNK, hookId, CHUNK);
+    }
+
+    /** One chunk of deleting what a deleted hook left; returns how many rows went. */
+    int purgeChunk(String hookId) {
+        return jdbc.update(PURGE_CHUNK, hookId, CHUNK);
+    }
+
     /** What one maintenance pass did; null when another node held the pass. */
-    record Maintained(int expiredClaims, int expiredProbes, int released, int held) {
+    record Maintained(int expiredClaims, int expiredProbes, Map<String, Boolean> toSort) {
     }
 
     Maintained maintain() {
@@ -334,10 +424,20 @@ class DeliveryQueue {
             }
             int probes = jdbc.update(EXPIRE_PROBES);
             int claims = jdbc.update(EXPIRE_CLAIMS);
-            int released = jdbc.update(RELEASE_STRAYS);
-            int held = jdbc.update(HOLD_STRAYS);
-            return new Maintained(claims, probes, released, held);
+            Map<String, Boolean> toSort = new HashMap<>();
+            jdbc.query(TO_SORT, rs -> {
+                toSort.put(rs.getString(1), rs.getBoolean(2));
+            });
+            return new Maintained(claims, probes, toSort);
         });
+    }
+
+    List<String> orphans() {
+        return jdbc.queryForList(ORPHANS, String.class);
+    }
+
+    List<String> notClosed() {
+        return jdbc.queryForList(NOT_CLOSED, String.class);
     }
 
     /** rows not done, age of the oldest in seconds, dead letters. */

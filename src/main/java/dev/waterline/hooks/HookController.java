@@ -51,8 +51,13 @@ class HookController {
     private final OfflineChats offlineChats;
     private final HookProperties properties;
     private final DatabaseTurns turns;
+    private final HookMetrics metrics;
+    private final HookWorkers workers;
 
-    HookController(HookRepository hooks, Sinks sinks, OfflineChats offlineChats, HookProperties properties, DatabaseTurns turns) {
+    HookController(HookRepository hooks, Sinks sinks, OfflineChats offlineChats, HookProperties properties, DatabaseTurns turns,
+                   HookMetrics metrics, HookWorkers workers) {
+        this.metrics = metrics;
+        this.workers = workers;
         this.hooks = hooks;
         this.sinks = sinks;
         this.offlineChats = offlineChats;
@@ -100,6 +105,11 @@ class HookController {
             secret = Json.string(b, "secret", 1, MAX_SECRET);
         }
         List<String> events = events(b.get("events"));
+        // members only, before the target is looked at: the guard's answer names addresses, which
+        // a stranger to the chat must not learn
+        if (!turns.run(() -> hooks.isMember(chatId, caller))) {
+            throw ApiException.notFound();
+        }
         Map<String, String> target;
         try {
             target = sink.target(fields);
@@ -217,6 +227,7 @@ class HookController {
             if (!hooks.delete(hookId, caller)) {
                 throw noSuchHook();
             }
+            workers.purge(hookId);
             return ResponseEntity.noContent().build();
         });
     }
@@ -280,6 +291,7 @@ class HookController {
         return turns.run(() -> {
             hooks.find(hookId, caller).orElseThrow(HookController::noSuchHook);
             int n = hooks.replay(hookId, wanted);
+            metrics.replayed(n);
             return Json.answer(HttpStatus.OK, Map.of("replayed", n));
         });
     }

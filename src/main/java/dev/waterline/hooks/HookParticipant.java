@@ -1,11 +1,18 @@
 package dev.waterline.hooks;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import dev.waterline.ingest.CommitParticipant;
 import dev.waterline.presence.Location;
@@ -63,6 +70,9 @@ class HookParticipant implements CommitParticipant {
             ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
             RETURNING id
             """;
+
+    static final Duration PRESENCE_WAIT = Duration.ofMillis(50);
+    private static final Executor LOOKUPS = Executors.newVirtualThreadPerTaskExecutor();
 
     private final OfflineChats offlineChats;
     private final SessionRegistry sessions;
@@ -152,11 +162,22 @@ class HookParticipant implements CommitParticipant {
                 message.toArray(String[]::new), user.toArray(String[]::new), seq.stream().mapToLong(Long::longValue).toArray());
     }
 
+    /**
+     * Who of {@code users} is live on another node. This runs inside the group commit's
+     * transaction (its chats locked), so it is bounded: past {@link #PRESENCE_WAIT} (Redis slow or
+     * gone) or on a failure, nobody is, and those not here get their nudge.
+     */
     private Map<String, Location> lookup(Collection<String> users) {
         try {
-            return presence.elsewhere(users);
+            return CompletableFuture.supplyAsync(() -> presence.elsewhere(users), LOOKUPS)
+                    .get(PRESENCE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         }
-        catch (RuntimeException e) {
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            metrics.presenceUnknown();
+            return Map.of();
+        }
+        catch (ExecutionException | TimeoutException | RuntimeException e) {
             metrics.presenceUnknown();
             return Map.of();
         }

@@ -16,18 +16,24 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The REST side of hooks: create, list, read with counts, delete, the dead letters and their
- * replay. Creating and deleting a hook take its chat row's share lock, which the group commit's
- * exclusive lock on the chat excludes: a hook sees exactly the messages committed after it was
- * created, and none is enqueued for a hook already deleted (nor fails its batch on the foreign key).
+ * replay. Creating and deleting a hook take its chat row's lock, which the group commit's lock on
+ * the chat excludes: a hook sees exactly the messages committed after it was created, and no
+ * delivery is enqueued for a hook whose deletion has committed. What a deleted hook leaves behind
+ * is deleted after, chunk by chunk, outside the chat's lock ({@link DeliveryQueue#purgeChunk}):
+ * until then no claim returns it (the claim joins the hook).
  */
 @Repository
 class HookRepository {
 
-    /** 1: chat, 2: member. Locks the chat row in share mode if the caller is a member. */
+    /**
+     * 1: chat, 2: member. Locks the chat row if the caller is a member: against the group commit's
+     * lock (so a hook's creation falls between two batches of the chat), and against another
+     * creation (so two cannot both pass the count of hooks), but not against a key-share lock.
+     */
     private static final String LOCK_CHAT_FOR_MEMBER = """
             SELECT 1 FROM chats c
             WHERE c.chat_id = ? AND EXISTS (SELECT 1 FROM chat_members m WHERE m.chat_id = c.chat_id AND m.user_id = ?)
-            FOR SHARE OF c
+            FOR NO KEY UPDATE OF c
             """;
 
     private static final String COUNT_HOOKS = """
@@ -70,7 +76,7 @@ class HookRepository {
             FROM hook_deliveries WHERE hook_id = ?
             """;
 
-    /** 1: hook. Its deliveries go with it (ON DELETE CASCADE), dead letters included. */
+    /** 1: hook. */
     private static final String DELETE = """
             DELETE FROM hooks WHERE hook_id = ?
             """;

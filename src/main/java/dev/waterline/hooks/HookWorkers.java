@@ -3,8 +3,10 @@ package dev.waterline.hooks;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -68,16 +70,31 @@ class HookWorkers implements SmartLifecycle {
     private final String claimant;
     private final Semaphore[] wake;
     private final Semaphore room = new Semaphore(0);
-    private final Map<String, AtomicInteger> claimedPerHook = new ConcurrentHashMap<>();
-    private final Map<String, Semaphore> hookPermits = new ConcurrentHashMap<>();
+    /** Per hook with deliveries claimed here: how many, and the permits of its calls; gone when none is. */
+    private final Map<String, Lane> lanes = new ConcurrentHashMap<>();
     private final Map<String, Semaphore> kindPermits = new ConcurrentHashMap<>();
+    /** Hooks whose breaker this node last saw not closed: its claims leave them out. */
+    private final Set<String> notClosed = ConcurrentHashMap.newKeySet();
+    /** Hooks whose rows are being held or released, chunk by chunk. */
+    private final Set<String> sorting = ConcurrentHashMap.newKeySet();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final LinkedBlockingQueue<DeliveryQueue.Recorded> outcomes = new LinkedBlockingQueue<>();
     private final List<Thread> threads = new ArrayList<>();
     private Thread recorder;
+    private List<Thread> previous = List.of();
     private ExecutorService calls;
     private volatile boolean running;
     private volatile boolean recording;
+
+    /** One hook's deliveries claimed on this node, and the permits of its calls. */
+    static final class Lane {
+        final AtomicInteger claimed = new AtomicInteger();
+        final Semaphore permits;
+
+        Lane(int permits) {
+            this.permits = new Semaphore(permits, true);
+        }
+    }
 
     HookWorkers(HookProperties properties, DeliveryQueue queue, Sinks sinks, HookMetrics metrics, Loops loops, Clock clock,
                 Presence presence, OfflineChats offlineChats) {
@@ -122,13 +139,18 @@ class HookWorkers implements SmartLifecycle {
                 dispatch(probe);
             }
         }
-        String[] full = claimedPerHook.entrySet().stream().filter(e -> e.getValue().get() >= properties.perHookConcurrency())
-                .map(Map.Entry::getKey).toArray(String[]::new);
+        Set<String> out = new HashSet<>(notClosed);
+        lanes.forEach((hook, lane) -> {
+            if (lane.claimed.get() >= properties.perHookConcurrency()) {
+                out.add(hook);
+            }
+        });
         int limit = Math.min(properties.batchSize(), properties.maxInFlight() - inFlight.get());
         if (limit <= 0) {
             return;
         }
-        List<DeliveryQueue.Claimed> got = queue.claim(claimant, properties.claimTimeout(), wake.length, slice, full, limit);
+        List<DeliveryQueue.Claimed> got = queue.claim(claimant, properties.claimTimeout(), wake.length, slice,
+                out.toArray(String[]::new), limit);
         got.forEach(this::dispatch);
         if (got.size() < limit) {
             wake[slice].tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
@@ -139,10 +161,20 @@ class HookWorkers implements SmartLifecycle {
     private void dispatch(DeliveryQueue.Claimed c) {
         inFlight.incrementAndGet();
         metrics.inFlight().incrementAndGet();
-        claimedPerHook.computeIfAbsent(c.hookId(), k -> new AtomicInteger()).incrementAndGet();
+        Lane lane = lanes.compute(c.hookId(), (k, l) -> {
+            Lane x = l == null ? new Lane(properties.perHookConcurrency()) : l;
+            x.claimed.incrementAndGet();
+            return x;
+        });
         long claimedAt = System.nanoTime();
+        if (lane.claimed.get() > 2 * properties.perHookConcurrency()) {
+            // one claim took more of this hook than its calls can serve in time: give the rest back
+            outcomes.add(new DeliveryQueue.Recorded(c, "release", clock.instant(), null, null));
+            finished(c);
+            return;
+        }
         try {
-            calls.execute(() -> call(c, claimedAt));
+            calls.execute(() -> call(c, lane, claimedAt));
         }
         catch (RuntimeException rejected) {
             // the executor is shutting down: the claim expires and another worker sends it
@@ -151,21 +183,20 @@ class HookWorkers implements SmartLifecycle {
         }
     }
 
-    private void call(DeliveryQueue.Claimed c, long claimedAt) {
+    private void call(DeliveryQueue.Claimed c, Lane lane, long claimedAt) {
         try {
             Sink sink = sinks.of(c.kind());
-            Semaphore perHook = hookPermits.computeIfAbsent(c.hookId(), k -> new Semaphore(properties.perHookConcurrency(), true));
             Semaphore perKind = kindPermits.computeIfAbsent(c.kind(), k -> new Semaphore(properties.perKindConcurrency(), true));
             Sink.Outcome outcome;
-            perHook.acquire();
+            lane.permits.acquire();
             try {
                 perKind.acquire();
                 try {
                     long waited = System.nanoTime() - claimedAt;
                     Duration latest = properties.claimTimeout().minus(properties.callTimeout()).minusSeconds(1);
                     if (waited > latest.toNanos()) {
-                        outcome = Sink.Outcome.retry("not called: it waited for a permit until its claim was about to expire");
-                        outcomes.add(new DeliveryQueue.Recorded(c, "retry", clock.instant(), ((Sink.Outcome.Retry) outcome).error(), null));
+                        // it waited for permits until its claim was about to expire: not called, not counted
+                        outcomes.add(new DeliveryQueue.Recorded(c, "release", clock.instant(), null, null));
                         return;
                     }
                     outcome = sink == null ? new Sink.Outcome.Permanent("no sink for the kind " + c.kind())
@@ -177,9 +208,14 @@ class HookWorkers implements SmartLifecycle {
                 }
             }
             finally {
-                perHook.release();
+                lane.permits.release();
             }
-            outcomes.add(recorded(c, outcome));
+            DeliveryQueue.Recorded r = recorded(c, outcome);
+            if (!running && outcome instanceof Sink.Outcome.Retry) {
+                // cut short by shutdown: says nothing about the target
+                r = new DeliveryQueue.Recorded(r.claimed(), r.outcome(), r.dueAt(), r.error(), null);
+            }
+            outcomes.add(r);
         }
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -197,7 +233,7 @@ class HookWorkers implements SmartLifecycle {
     private void finished(DeliveryQueue.Claimed c) {
         inFlight.decrementAndGet();
         metrics.inFlight().decrementAndGet();
-        claimedPerHook.computeIfPresent(c.hookId(), (k, n) -> n.decrementAndGet() <= 0 ? null : n);
+        lanes.computeIfPresent(c.hookId(), (k, l) -> l.claimed.decrementAndGet() <= 0 ? null : l);
         if (room.availablePermits() == 0) {
             room.release();
         }
@@ -244,7 +280,15 @@ class HookWorkers implements SmartLifecycle {
         for (int attempt = 1; ; attempt++) {
             try {
                 DeliveryQueue.Recording r = queue.record(claimant, batch, properties.breakerFailures(), properties.breakerCooldown());
-                r.opened().forEach(h -> metrics.opened());
+                for (String h : r.opened()) {
+                    metrics.opened();
+                    notClosed.add(h);
+                    sort(h, true);
+                }
+                for (String h : r.closed()) {
+                    notClosed.remove(h);
+                    sort(h, false);
+                }
                 long now = clock.millis();
                 for (DeliveryQueue.Recorded x : batch) {
                     if ("ok".equals(x.outcome())) {
@@ -265,27 +309,73 @@ class HookWorkers implements SmartLifecycle {
         }
     }
 
-    /** Expired claims and probes back, strays held or released, the gauges read, the offline chats refreshed. */
-    @Scheduled(fixedDelayString = "${waterline.hooks.maintenance-interval:5s}", initialDelayString = "${waterline.hooks.maintenance-interval:5s}")
-    void maintain() {
-        if (!running) {
+    /**
+     * Holds ({@code hold}) or releases a hook's rows after its breaker opened or closed, chunk by
+     * chunk, each chunk a transaction of its own, on a virtual thread; one at a time per hook.
+     */
+    void sort(String hookId, boolean hold) {
+        if (!sorting.add(hookId)) {
             return;
         }
-        loops.pass(MAINTENANCE_LOOP, () -> {
-            DeliveryQueue.Maintained m = queue.maintain();
-            if (m != null && m.expiredClaims() > 0) {
-                metrics.expired(m.expiredClaims());
-                log.warn(m.expiredClaims() + " hook deliveries claimed past waterline.hooks.claim-timeout went back to pending");
+        Thread.ofVirtual().name("hook-sort").start(() -> {
+            try {
+                while (queue.holdChunk(hookId, hold) == DeliveryQueue.CHUNK) {
+                    // next chunk
+                }
             }
+            catch (RuntimeException e) {
+                // the maintenance pass finds what is left and sorts it again
+                loops.failed(MAINTENANCE_LOOP, (hold ? "holding" : "releasing") + " a hook's deliveries", e);
+            }
+            finally {
+                sorting.remove(hookId);
+            }
+        });
+    }
+
+    /** Deletes, chunk by chunk on a virtual thread, what a deleted hook left behind. */
+    void purge(String hookId) {
+        Thread.ofVirtual().name("hook-purge").start(() -> loops.pass(MAINTENANCE_LOOP, () -> {
+            while (queue.purgeChunk(hookId) == DeliveryQueue.CHUNK) {
+                // next chunk
+            }
+        }));
+    }
+
+    /**
+     * Expired claims and probes back, rows of breakers that changed sorted, the breakers not closed
+     * read again, the gauges read, the offline chats refreshed. Runs on every node, workers or not
+     * (its statements run on one node at a time).
+     */
+    @Scheduled(fixedDelayString = "${waterline.hooks.maintenance-interval:5s}", initialDelayString = "${waterline.hooks.maintenance-interval:5s}")
+    void maintain() {
+        loops.pass(MAINTENANCE_LOOP, () -> {
+            offlineChats.refresh();
+            DeliveryQueue.Maintained m = queue.maintain();
+            if (m != null) {
+                if (m.expiredClaims() > 0) {
+                    metrics.expired(m.expiredClaims());
+                    log.warn(m.expiredClaims() + " hook deliveries claimed past waterline.hooks.claim-timeout went back to pending");
+                }
+                m.toSort().forEach((hook, closed) -> sort(hook, !closed));
+            }
+            Set<String> now = new HashSet<>(queue.notClosed());
+            notClosed.retainAll(now);
+            notClosed.addAll(now);
             long[] b = queue.backlog();
             metrics.backlog(b[0], b[1], b[2]);
-            offlineChats.refresh();
         });
     }
 
     @Override
     public void start() {
+        queue.checkIsolation();
         offlineChats.refresh();
+        notClosed.addAll(queue.notClosed());
+        queue.orphans().forEach(this::purge);
+        // a context stopped and started again: a loop of the last run still inside a transaction
+        // must end before new loops take its slice
+        Workers.joinUntil(previous, System.nanoTime() + TimeUnit.SECONDS.toNanos(35));
         if (!properties.enabled()) {
             log.info("waterline.hooks.enabled=false: this node delivers no hook (others may)");
             return;
@@ -310,8 +400,7 @@ class HookWorkers implements SmartLifecycle {
             s.release();
         }
         room.release();
-        Workers.joinUntil(threads, System.nanoTime() + properties.pollInterval().plusSeconds(2).toNanos());
-        threads.clear();
+        Workers.joinUntil(threads, System.nanoTime() + properties.pollInterval().plusSeconds(12).toNanos());
         calls.shutdown();
         try {
             if (!calls.awaitTermination(properties.callTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS)) {
@@ -323,7 +412,11 @@ class HookWorkers implements SmartLifecycle {
             Thread.currentThread().interrupt();
         }
         recording = false;
-        Workers.joinUntil(List.of(recorder), System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
+        Workers.joinUntil(List.of(recorder), System.nanoTime() + TimeUnit.SECONDS.toNanos(35));
+        List<Thread> all = new ArrayList<>(threads);
+        all.add(recorder);
+        previous = all;
+        threads.clear();
     }
 
     @Override

@@ -61,4 +61,16 @@ class AddressGuardUnitTests {
         assertThatThrownBy(() -> guard.check("224.0.0.1")).hasMessageContaining("multicast");
         assertThatThrownBy(() -> guard.check("::ffff:127.0.0.1")).hasMessageContaining("loopback");
     }
+
+    @Test
+    void anIpv4MappedAddressAsAResolverMayReturnItIsJudgedAsTheAddressItMaps() throws Exception {
+        byte[] mappedLoopback = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, (byte) 0xff, 127, 0, 0, 1};
+        byte[] mappedMetadata = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, (byte) 0xff, (byte) 169, (byte) 254, (byte) 169, (byte) 254};
+        byte[] mappedPublic = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, (byte) 0xff, 8, 8, 8, 8};
+        byte[] localNat64 = {0, 0x64, (byte) 0xff, (byte) 0x9b, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 1};
+        assertThat(AddressGuard.forbidden(java.net.Inet6Address.getByAddress(null, mappedLoopback, -1))).isEqualTo("loopback");
+        assertThat(AddressGuard.forbidden(java.net.Inet6Address.getByAddress(null, mappedMetadata, -1))).isEqualTo("link-local");
+        assertThat(AddressGuard.forbidden(java.net.Inet6Address.getByAddress(null, mappedPublic, -1))).isNull();
+        assertThat(AddressGuard.forbidden(java.net.Inet6Address.getByAddress(null, localNat64, -1))).isEqualTo("private");
+    }
 }

@@ -45,11 +45,20 @@ public final class HookReceiver implements AutoCloseable {
         }
     }
 
-    /** What to answer: a status, headers, and how long to wait first. */
-    public record Answer(int status, Map<String, String> headers, long delayMillis) {
+    /** What to answer: a status, headers, how long to wait first, and whether to trickle a body for ever after. */
+    public record Answer(int status, Map<String, String> headers, long delayMillis, boolean trickling) {
+
+        public Answer(int status, Map<String, String> headers, long delayMillis) {
+            this(status, headers, delayMillis, false);
+        }
 
         public static Answer status(int status) {
             return new Answer(status, Map.of(), 0);
+        }
+
+        /** 200 with its headers at once, then a byte of body every half second, never ending (until the caller hangs up). */
+        public static Answer trickle() {
+            return new Answer(200, Map.of(), 0, true);
         }
     }
 
@@ -80,7 +89,17 @@ public final class HookReceiver implements AutoCloseable {
                     Thread.sleep(a.delayMillis());
                 }
                 a.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
-                exchange.sendResponseHeaders(a.status(), -1);
+                if (a.trickling()) {
+                    exchange.sendResponseHeaders(a.status(), 0);
+                    for (int i = 0; i < 120; i++) {
+                        exchange.getResponseBody().write('x');
+                        exchange.getResponseBody().flush();
+                        Thread.sleep(500);
+                    }
+                }
+                else {
+                    exchange.sendResponseHeaders(a.status(), -1);
+                }
             }
             catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

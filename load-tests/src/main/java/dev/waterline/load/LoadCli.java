@@ -128,6 +128,24 @@ public final class LoadCli implements Callable<Integer> {
             + " SIGKILL (needs --start-server with --nodes 2 or more); its clients fail over to another node and resync.")
     Duration killNodeAt;
 
+    @Option(names = "--hook-kind", defaultValue = "none", description = "One hook per chat of this kind, and its receiver in this"
+            + " process: none, http, redis, amqp, mqtt or nats. Default: ${DEFAULT-VALUE}")
+    String hookKind;
+
+    @Option(names = "--hook-broker", description = "The broker the hooks publish to and the receiver consumes from (redis://…, amqp://…,"
+            + " mqtt://…, nats://…). Default for redis with --start-server: the server's embedded Redis, database 9.")
+    String hookBroker;
+
+    @Option(names = "--hook-outage-at", description = "This far into the load, take the http hook receiver down (its port closed) …")
+    Duration hookOutageAt;
+
+    @Option(names = "--hook-outage-for", description = "… for this long.")
+    Duration hookOutageFor;
+
+    @Option(names = "--hook-drain", defaultValue = "PT5M", description = "Longest wait, after the chat drain, for every accepted"
+            + " message to reach its hook. Default: ${DEFAULT-VALUE}")
+    Duration hookDrain;
+
     /** The command line, with the walkthrough as a subcommand; {@link Main} runs it. */
     static CommandLine commandLine() {
         return new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true);
@@ -136,18 +154,25 @@ public final class LoadCli implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         LoadConfig cfg = config();
-        Report report = new LoadRun(cfg, System.err).execute();
-        System.out.println(report.markdown());
+        LoadRun run = new LoadRun(cfg, System.err);
+        Report report = run.execute();
+        System.out.println(report.markdown() + run.hookMarkdown);
         System.out.println("Reports in " + cfg.out().toAbsolutePath());
-        return report.clean() ? 0 : 2;
+        return report.clean() && run.hookLost == 0 ? 0 : 2;
     }
 
     LoadConfig config() {
         Path outDir = out != null ? out
                 : Path.of("target", "load-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
-        return new LoadConfig(url, startServer, serverJar, serverArgs, serverJvmOpts, jwtSecret, clients, rate, duration,
+        List<String> args = new ArrayList<>(serverArgs);
+        if (!"none".equals(hookKind)) {
+            // the receivers and brokers of a load run are on this machine, reached by the name localhost
+            args.add("--waterline.hooks.allowed-hosts=localhost");
+        }
+        return new LoadConfig(url, startServer, serverJar, args, serverJvmOpts, jwtSecret, clients, rate, duration,
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
                 reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
-                stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt);
+                stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt,
+                hookKind, hookBroker, hookOutageAt, hookOutageFor, hookDrain);
     }
 }

@@ -37,7 +37,12 @@ record LoadConfig(
         int stormClients,
         List<String> urls,
         int nodes,
-        Duration killNodeAt) {
+        Duration killNodeAt,
+        String hookKind,
+        String hookBroker,
+        Duration hookOutageAt,
+        Duration hookOutageFor,
+        Duration hookDrain) {
 
     enum Pattern { pairwise, groups, mixed }
 }

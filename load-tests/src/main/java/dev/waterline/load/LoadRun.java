@@ -80,6 +80,11 @@ final class LoadRun {
     /** Seconds from the end of the drain until the server's outbox was empty; -1 if it was not within the budget. */
     double outboxDrainSeconds = -1;
     private ServerMetrics serverMetrics;
+    /** One hook per chat, when the run has hooks. */
+    private HookLoad hooks;
+    /** The hooks' report section, and how many accepted messages never reached their hook. */
+    String hookMarkdown = "";
+    long hookLost;
 
     LoadRun(LoadConfig cfg, PrintStream err) {
         this.cfg = cfg;
@@ -145,6 +150,14 @@ final class LoadRun {
             baseUrl = bases.getFirst();
             wsUrls = bases.stream().map(b -> b.replaceFirst("^http", "ws") + "/ws").toList();
             serverMetrics = new ServerMetrics(http, bases);
+            if (!"none".equals(cfg.hookKind())) {
+                String broker = cfg.hookBroker();
+                if (broker == null && "redis".equals(cfg.hookKind()) && server != null) {
+                    broker = "redis://" + server.embeddedRedis().replace("127.0.0.1", "localhost") + "/9";
+                }
+                hooks = new HookLoad(cfg.hookKind(), broker, runId, cfg.hookOutageAt(), cfg.hookOutageFor(), err);
+                hooks.start();
+            }
             setUp(runId);
             info("%d clients connected; offering %.0f msg/s for %s (%s)".formatted(
                     clients.stream().filter(SimClient::connected).count(), cfg.rate(), cfg.duration(), cfg.pattern()));
@@ -158,6 +171,10 @@ final class LoadRun {
             }
             drain();
             outboxDrainSeconds = awaitOutboxDrain();
+            if (hooks != null) {
+                info("waiting for every accepted message to reach its hook");
+                hookLost = hooks.awaitDelivered(accepted, cfg.hookDrain());
+            }
             active = false;
             progress.interrupt();
             for (SimClient c : clients) {
@@ -181,6 +198,11 @@ final class LoadRun {
             }
             Report report = Report.of(this, verdict, end, started, Instant.now());
             report.write(cfg.out());
+            if (hooks != null) {
+                hookMarkdown = hooks.markdown(all.size(), hookLost, cfg.duration().dividedBy(2));
+                hooks.write(cfg.out());
+                java.nio.file.Files.writeString(cfg.out().resolve("report.md"), hookMarkdown, java.nio.file.StandardOpenOption.APPEND);
+            }
             if (stats.timeline != null) {
                 stats.timeline.write(cfg.out());
             }
@@ -190,6 +212,9 @@ final class LoadRun {
             active = false;
             timers.shutdownNow();
             connector.close();
+            if (hooks != null) {
+                hooks.close();
+            }
             for (ServerProcess s : servers) {
                 s.close();
             }
@@ -306,6 +331,10 @@ final class LoadRun {
         List<String> others = chatMembers.subList(1, chatMembers.size()).stream().map(c -> c.userId).toList();
         JsonNode chat = post("/api/chats", tokens.get(owner.userId), Map.of("members", others));
         String chatId = chat.get("chatId").asString();
+        if (hooks != null) {
+            hooks.hookOfChat.put(chatId, post("/api/chats/" + chatId + "/hooks", tokens.get(owner.userId), hooks.hookBody(chatId))
+                    .get("hookId").asString());
+        }
         List<String> all = new ArrayList<>();
         for (JsonNode m : chat.get("members")) {
             all.add(m.asString());
@@ -326,6 +355,9 @@ final class LoadRun {
         stopReadingAtNanos = start + cfg.duration().toNanos() / 3;
         secondHalfFromNanos = start + cfg.duration().toNanos() / 2;
         stats.timeline = new Timeline(start, (int) cfg.duration().toSeconds() + 1);
+        if (hooks != null) {
+            hooks.offering(start, cfg.duration(), this::later);
+        }
         boolean stoppedReaders = false;
         long stormAt = cfg.stormAt() == null ? Long.MAX_VALUE : start + cfg.stormAt().toNanos();
         long killAt = cfg.killNodeAt() == null ? Long.MAX_VALUE : start + cfg.killNodeAt().toNanos();
@@ -602,6 +634,9 @@ final class LoadRun {
             }
             ServerMetrics.Sample s = serverMetrics.sample();
             noteServerSample(s);
+            if (hooks != null) {
+                hooks.sample(http, baseUrl);
+            }
             long offered = stats.offered.sum(), acc = stats.accepted.sum(), del = stats.deliveries.sum();
             if (offering) {
                 stats.acceptedEachSecond.add(acc - lastAccepted);

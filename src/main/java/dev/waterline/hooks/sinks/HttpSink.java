@@ -1,6 +1,5 @@
 package dev.waterline.hooks.sinks;
 
-import java.io.IOException;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.net.http.HttpClient;
@@ -21,7 +20,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -74,6 +76,14 @@ class HttpSink implements Sink {
         this.properties = properties;
         this.clock = clock;
         this.plain = client(null);
+        try {
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1/")).header("Host", "check.invalid");
+        }
+        catch (IllegalArgumentException e) {
+            // the JDK client read its restricted headers before this class could allow Host
+            throw new IllegalStateException("the JDK HTTP client refuses the Host header: start the JVM with"
+                    + " -Djdk.httpclient.allowRestrictedHeaders=host (http hooks connect to the checked address and name the host in it)", e);
+        }
         this.tls = Caffeine.newBuilder().maximumSize(256).expireAfterAccess(Duration.ofMinutes(10))
                 .<String, HttpClient>removalListener((host, client, cause) -> {
                     if (client != null) {
@@ -83,11 +93,12 @@ class HttpSink implements Sink {
     }
 
     private HttpClient client(String sniHost) {
+        // The client's own executor (a pool it keeps warm): a virtual thread per task, tried
+        // first, starts a thread for each of the many small stages of every exchange.
         HttpClient.Builder b = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .followRedirects(HttpClient.Redirect.NEVER)
-                .connectTimeout(properties.connectTimeout())
-                .executor(Executors.newVirtualThreadPerTaskExecutor());
+                .connectTimeout(properties.connectTimeout());
         if (sniHost != null) {
             try {
                 SSLParameters p = SSLContext.getDefault().getDefaultSSLParameters();
@@ -146,17 +157,24 @@ class HttpSink implements Sink {
         HttpClient client = secure && !e.host().equals(e.address().getHostAddress()) && e.host().indexOf(':') < 0
                 ? tls.get(e.host().toLowerCase(java.util.Locale.ROOT), this::client)
                 : plain;
+        // The request timeout stops counting once the headers are in, and a body may then trickle
+        // for ever: the whole exchange, body included, is bounded here, and cancelled past it.
+        CompletableFuture<HttpResponse<Void>> exchange = client.sendAsync(request.build(), HttpResponse.BodyHandlers.discarding());
         try {
-            HttpResponse<Void> response = client.send(request.build(), HttpResponse.BodyHandlers.discarding());
+            HttpResponse<Void> response = exchange.get(properties.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
             return classify(response.statusCode(), response.headers(), clock);
         }
-        catch (HttpTimeoutException timeout) {
+        catch (TimeoutException timeout) {
+            exchange.cancel(true);
             return Outcome.retry("timed out after " + properties.callTimeout().toMillis() + " ms");
         }
-        catch (IOException io) {
-            return Outcome.retry(Outcome.describe(io));
+        catch (ExecutionException failed) {
+            return failed.getCause() instanceof HttpTimeoutException
+                    ? Outcome.retry("timed out after " + properties.callTimeout().toMillis() + " ms")
+                    : Outcome.retry(Outcome.describe(failed.getCause() == null ? failed : failed.getCause()));
         }
         catch (InterruptedException interrupted) {
+            exchange.cancel(true);
             Thread.currentThread().interrupt();
             return Outcome.retry("interrupted (the server is stopping)");
         }

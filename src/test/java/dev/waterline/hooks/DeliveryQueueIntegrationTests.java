@@ -1,0 +1,127 @@
+package dev.waterline.hooks;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import dev.waterline.support.Api;
+import dev.waterline.support.HookReceiver;
+import dev.waterline.support.WsClient;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The claim and record statements' own guarantees, driven directly against the real table. */
+@HooksTestContext
+class DeliveryQueueIntegrationTests {
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    DeliveryQueue queue;
+
+    @Autowired
+    JdbcTemplate jdbc;
+
+    /** A hook whose breaker is held open for an hour (so the workers leave its rows alone), and one delivery of it. */
+    long heldDelivery(String prefix) {
+        Api api = new Api(port);
+        Api.Pair p = api.pair(prefix);
+        String hookId = api.post("/api/chats/" + p.chat() + "/hooks", p.alice(), Map.of("kind", "http", "url", "http://localhost:9/x"))
+                .body().get("hookId").asString();
+        jdbc.update("UPDATE hooks SET breaker = 'open', reopen_at = now() + interval '1 hour' WHERE hook_id = ?", hookId);
+        try (WsClient alice = WsClient.connectWelcomed(port, p.alice())) {
+            alice.sendMessage("m", p.chat(), "x");
+            assertThat(alice.answer("m").get("type").asString()).isEqualTo("accepted");
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM hook_deliveries WHERE hook_id = ? AND status = 'held'", Long.class, hookId) == 1);
+        return jdbc.queryForObject("SELECT id FROM hook_deliveries WHERE hook_id = ?", Long.class, hookId);
+    }
+
+    DeliveryQueue.Claimed claimAs(long id, int attempt) {
+        jdbc.update("UPDATE hook_deliveries SET status = 'claimed', claimed_by = 'me', attempts = ?, claim_deadline = now() + interval '1 minute'"
+                + " WHERE id = ?", attempt, id);
+        String hook = jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, id);
+        return new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", attempt, 0, false);
+    }
+
+    @Test
+    void anOutcomeOfAnExpiredClaimIsNotAppliedToTheClaimThatFollowedIt() {
+        long id = heldDelivery("dq-late");
+        DeliveryQueue.Claimed first = claimAs(id, 1);
+        // the first claim expired and the row was claimed again (attempt 2) before the first's outcome came
+        DeliveryQueue.Claimed second = claimAs(id, 2);
+
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, "dead", null, "late", false)), 5, Duration.ofSeconds(1));
+        assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("claimed");
+
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, "ok", null, null, true)), 5, Duration.ofSeconds(1));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
+
+        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, "ok", null, null, true)), 5, Duration.ofSeconds(1));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
+
+        queue.record("me", List.of(new DeliveryQueue.Recorded(second, "ok", null, null, true)), 5, Duration.ofSeconds(1));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isZero();
+    }
+
+    @Test
+    void aCallNotMadeGivesItsAttemptBack() {
+        long id = heldDelivery("dq-release");
+        DeliveryQueue.Claimed c = claimAs(id, 3);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(c, "release", Instant.now(), null, null)), 5, Duration.ofSeconds(1));
+        assertThat(jdbc.queryForObject("SELECT attempts FROM hook_deliveries WHERE id = ?", Integer.class, id)).isEqualTo(2);
+        assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("held");
+    }
+
+    @Test
+    void openBreakersWithNothingToProbeDoNotKeepAnotherFromItsProbe() {
+        Api api = new Api(port);
+        Api.Pair p = api.pair("dq-starve");
+        List<String> idle = new java.util.ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            String h = api.post("/api/chats/" + p.chat() + "/hooks", p.alice(), Map.of("kind", "http", "url", "http://localhost:9/idle" + i))
+                    .body().get("hookId").asString();
+            // cooled long ago, nothing held: first in line, with nothing to probe
+            jdbc.update("UPDATE hooks SET breaker = 'open', reopen_at = now() - interval '1 day' WHERE hook_id = ?", h);
+            idle.add(h);
+        }
+        long id = heldDelivery("dq-starve-target");
+        String hook = jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, id);
+        jdbc.update("UPDATE hooks SET reopen_at = now() - interval '1 minute' WHERE hook_id = ?", hook);
+
+        List<DeliveryQueue.Claimed> probes = queue.claimProbes("dq-test", Duration.ofSeconds(30), 8);
+        assertThat(probes).extracting(DeliveryQueue.Claimed::id).contains(id);
+        assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("half_open");
+        // the others, and this probe's hook, leave the shared context as other tests expect it
+        jdbc.update("DELETE FROM hooks WHERE hook_id = ANY (?::text[])", (Object) idle.toArray(String[]::new));
+        jdbc.update("DELETE FROM hook_deliveries WHERE hook_id = ?", hook);
+        jdbc.update("DELETE FROM hooks WHERE hook_id = ?", hook);
+    }
+
+    @Test
+    void aTargetThatTricklesItsBodyIsCutAtTheCallTimeoutAndTriedAgain() {
+        try (HookReceiver trickling = new HookReceiver()) {
+            trickling.respond((r, before) -> before == 0 ? HookReceiver.Answer.trickle() : HookReceiver.Answer.status(200));
+            Api api = new Api(port);
+            Api.Pair p = api.pair("dq-trickle");
+            String hookId = api.post("/api/chats/" + p.chat() + "/hooks", p.alice(), Map.of("kind", "http", "url", trickling.url("/t")))
+                    .body().get("hookId").asString();
+            try (WsClient alice = WsClient.connectWelcomed(port, p.alice())) {
+                alice.sendMessage("m", p.chat(), "x");
+                String key = hookId + ":" + alice.answer("m").get("messageId").asString();
+                await().atMost(Duration.ofSeconds(30)).until(() -> trickling.requestsFor(key).size() >= 2);
+                List<HookReceiver.Request> both = trickling.requestsFor(key);
+                assertThat(both.get(1).header("Waterline-Attempt")).isEqualTo("2");
+                assertThat(Duration.ofNanos(both.get(1).arrivedNanos() - both.get(0).arrivedNanos())).isLessThan(Duration.ofSeconds(10));
+            }
+        }
+    }
+}
