@@ -55,7 +55,7 @@ public record HookProperties(
         @DefaultValue("5") int breakerFailures,
         @DefaultValue("30s") Duration breakerCooldown,
         @DefaultValue("5s") Duration maintenanceInterval,
-        @DefaultValue("") List<String> allowedHosts,
+        List<String> allowedHosts,
         @DefaultValue("10") int maxHooksPerChat) {
 
     public HookProperties {
