@@ -16,6 +16,7 @@ CREATE TABLE hooks (
     failures        INT         NOT NULL DEFAULT 0,          -- consecutive retryable failures
     reopen_at       TIMESTAMPTZ,
     probe_id        BIGINT,
+    probe_attempt   INT,                                     -- the probe's attempt: with probe_id, the one claim that decides
     probe_deadline  TIMESTAMPTZ,
     closed_at       TIMESTAMPTZ                              -- the last close (the unhold sweep looks at recent ones)
 );
@@ -28,9 +29,9 @@ CREATE INDEX hooks_not_closed ON hooks (reopen_at) WHERE breaker <> 'closed';
 CREATE TABLE hook_deliveries (
     id              BIGSERIAL   PRIMARY KEY,                 -- the deliveryId; id % workers is a worker's slice
     -- No foreign key to hooks: its check would take a key-share lock on the hook's row in every
-    -- group commit, which the recorder's breaker updates would then wait for (and it for them).
-    -- A hook's deletion deletes its deliveries itself, under its chat's share lock, which no group
-    -- commit inserting for that chat can hold at the same time.
+    -- group commit, which the recorder's breaker updates would then wait for. A hook is deleted
+    -- under its chat's lock (so no group commit of that chat inserts for it afterwards), and what
+    -- it leaves is purged after, in chunks; until then the claim passes those rows by.
     hook_id         TEXT        NOT NULL,
     event           TEXT        NOT NULL CHECK (event IN ('message', 'offline')),
     message_id      TEXT        NOT NULL,

@@ -65,10 +65,11 @@ class DeliveryQueue {
      * 1: claimant, 2: claim timeout ms, 3: workers, 4: this worker's slice, 5: text[] hooks this node
      * leaves out now (its per-hook bulkhead is full, or its breaker is known not closed), 6: most
      * rows. One statement, no explicit transaction. The inner select is the due index's ordered
-     * scan and nothing else (a join or a semi-join to hooks there let the planner drive from hooks
-     * through every hook's rows and sort: 200 ms a claim under a backlog). Held rows (a breaker not
-     * closed) are not in that index; a row born pending while its breaker opened is locked but left
-     * as it is by the outer filter, and held by the maintenance pass.
+     * scan; the hook's breaker is a scalar subquery on each row it passes (a join or a semi-join to
+     * hooks there let the planner drive from hooks through every hook's rows and sort: 200 ms a
+     * claim under a backlog), so a row it will not take (a breaker not closed that this node has not
+     * heard of yet, a hook deleted and not yet purged) is neither locked nor counted against the
+     * limit. Held rows (a breaker not closed) are not in that index at all.
      */
     private static final String CLAIM = """
             UPDATE hook_deliveries d
@@ -78,10 +79,11 @@ class DeliveryQueue {
                 SELECT q.id FROM hook_deliveries q
                 WHERE q.status = 'pending' AND q.due_at <= now() AND q.id % ? = ?
                   AND q.hook_id <> ALL (?::text[])
+                  AND (SELECT c.breaker FROM hooks c WHERE c.hook_id = q.hook_id) = 'closed'
                 ORDER BY q.due_at
                 LIMIT ?
                 FOR UPDATE OF q SKIP LOCKED)
-              AND h.hook_id = d.hook_id AND h.breaker = 'closed'
+              AND h.hook_id = d.hook_id
             RETURNING
             """ + RETURNED;
 
@@ -108,9 +110,9 @@ class DeliveryQueue {
             RETURNING
             """ + RETURNED;
 
-    /** 1: probe id, 2: claim timeout ms, 3: hook. */
+    /** 1: probe id, 2: its attempt, 3: claim timeout ms, 4: hook. */
     private static final String HALF_OPEN = """
-            UPDATE hooks SET breaker = 'half_open', probe_id = ?, probe_deadline = now() + (? * interval '1 millisecond')
+            UPDATE hooks SET breaker = 'half_open', probe_id = ?, probe_attempt = ?, probe_deadline = now() + (? * interval '1 millisecond')
             WHERE hook_id = ?
             """;
 
@@ -121,34 +123,39 @@ class DeliveryQueue {
      * not closed), so a batch of successes locks and writes nothing.
      */
     private static final String LOCK_HOOKS = """
-            SELECT hook_id, breaker, failures, probe_id FROM hooks
+            SELECT hook_id, breaker, failures, probe_id, probe_attempt FROM hooks
             WHERE hook_id = ANY (?::text[]) AND (hook_id = ANY (?::text[]) OR failures <> 0 OR breaker <> 'closed')
             ORDER BY hook_id FOR NO KEY UPDATE
             """;
 
     /**
-     * 1: breaker, 2: failures, 3: whether it opened (bool), 4: cooldown ms, 5: the new breaker again
-     * (a probe id is kept only while half-open), 6: whether it closed (bool), 7: hook. Only the
+     * 1: breaker, 2: failures, 3: whether it opened (bool), 4: cooldown ms, 5, 6: the new breaker
+     * again (a probe is kept only while half-open), 7: whether it closed (bool), 8: hook. Only the
      * hook's row: its deliveries are held or released apart, in chunks ({@link #holdChunk}).
      */
     private static final String SET_BREAKER = """
             UPDATE hooks SET breaker = ?, failures = ?,
                    reopen_at = CASE WHEN ? THEN now() + (? * interval '1 millisecond') ELSE reopen_at END,
                    probe_id = CASE WHEN ? = 'half_open' THEN probe_id ELSE NULL END,
+                   probe_attempt = CASE WHEN ? = 'half_open' THEN probe_attempt ELSE NULL END,
                    closed_at = CASE WHEN ? THEN now() ELSE closed_at END
             WHERE hook_id = ?
             """;
 
-    /** 1: hook, 2: most rows. A breaker not closed holds the hook's waiting rows, so the claim no longer sees them. */
-    private static final String HOLD_CHUNK = """
-            UPDATE hook_deliveries SET status = 'held'
-            WHERE id IN (SELECT id FROM hook_deliveries WHERE hook_id = ? AND status = 'pending' LIMIT ? FOR UPDATE SKIP LOCKED)
-            """;
-
-    /** 1: hook, 2: most rows. A closed breaker lets its held rows go, each at its own due time. */
-    private static final String RELEASE_CHUNK = """
-            UPDATE hook_deliveries SET status = 'pending'
-            WHERE id IN (SELECT id FROM hook_deliveries WHERE hook_id = ? AND status = 'held' LIMIT ? FOR UPDATE SKIP LOCKED)
+    /**
+     * 1: hook, 2: hook, 3: most rows. Brings a chunk of the hook's rows in line with its breaker as
+     * it is now: a breaker not closed holds its waiting rows (the claim no longer sees them), a
+     * closed one lets its held rows go, each at its own due time. Read at each chunk, so a breaker
+     * that changes again while its backlog is being sorted turns the sorting round.
+     */
+    private static final String ALIGN_CHUNK = """
+            UPDATE hook_deliveries d SET status = CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
+            FROM hooks h
+            WHERE h.hook_id = ? AND d.id IN (
+                SELECT q.id FROM hook_deliveries q
+                WHERE q.hook_id = ? AND q.status = (SELECT CASE WHEN c.breaker = 'closed' THEN 'held' ELSE 'pending' END FROM hooks c
+                                                    WHERE c.hook_id = q.hook_id)
+                LIMIT ? FOR UPDATE SKIP LOCKED)
             """;
 
     /** 1: hook, 2: most rows. What a deleted hook left behind. */
@@ -193,7 +200,7 @@ class DeliveryQueue {
 
     /** A probe whose worker died: the breaker opens again, due for a new probe at once. */
     private static final String EXPIRE_PROBES = """
-            UPDATE hooks SET breaker = 'open', reopen_at = now(), probe_id = NULL
+            UPDATE hooks SET breaker = 'open', reopen_at = now(), probe_id = NULL, probe_attempt = NULL
             WHERE hook_id IN (SELECT hook_id FROM hooks WHERE breaker = 'half_open' AND probe_deadline < now()
                               ORDER BY hook_id FOR NO KEY UPDATE)
             """;
@@ -210,7 +217,7 @@ class DeliveryQueue {
 
     /** Hooks whose rows must change status: held rows of closed breakers, pending rows of breakers not closed. */
     private static final String TO_SORT = """
-            SELECT h.hook_id, h.breaker = 'closed' FROM hooks h
+            SELECT h.hook_id FROM hooks h
             WHERE (h.breaker <> 'closed' AND EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.hook_id = h.hook_id AND d.status = 'pending'))
                OR (h.breaker = 'closed' AND EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.hook_id = h.hook_id AND d.status = 'held'))
             """;
@@ -280,7 +287,7 @@ class DeliveryQueue {
             for (String hook : jdbc.queryForList(LOCK_COOLED_BREAKERS, String.class, most)) {
                 List<Claimed> one = jdbc.query(CLAIM_PROBE, (rs, i) -> claimed(rs, true), claimant, claimTimeout.toMillis(), hook);
                 if (!one.isEmpty()) {
-                    jdbc.update(HALF_OPEN, one.getFirst().id(), claimTimeout.toMillis(), hook);
+                    jdbc.update(HALF_OPEN, one.getFirst().id(), one.getFirst().attempt(), claimTimeout.toMillis(), hook);
                     probes.add(one.getFirst());
                 }
             }
@@ -310,7 +317,7 @@ class DeliveryQueue {
             List<String> opened = new ArrayList<>();
             List<String> closed = new ArrayList<>();
             Map<String, Breaker.State> states = new HashMap<>();
-            Map<String, Long> probes = new HashMap<>();
+            Map<String, long[]> probes = new HashMap<>();
             String[] failing = byHook.entrySet().stream()
                     .filter(e -> e.getValue().stream().anyMatch(r -> !r.answered() || r.claimed().probe()))
                     .map(Map.Entry::getKey).toArray(String[]::new);
@@ -321,7 +328,7 @@ class DeliveryQueue {
                     states.put(rs.getString(1), new Breaker.State(rs.getString(2), rs.getInt(3)));
                     long probe = rs.getLong(4);
                     if (!rs.wasNull()) {
-                        probes.put(rs.getString(1), probe);
+                        probes.put(rs.getString(1), new long[] {probe, rs.getInt(5)});
                     }
                 }, byHook.keySet().toArray(String[]::new), failing));
             }
@@ -332,15 +339,16 @@ class DeliveryQueue {
                 if (state == null) {
                     continue;   // nothing to change (all answered, no failures), or deleted meanwhile
                 }
-                Long probe = probes.get(e.getKey());
+                long[] probe = probes.get(e.getKey());
+                // the probe named on the row, and that claim of it: a late outcome of an earlier probe of the same row decides nothing
                 List<Breaker.Result> results = e.getValue().stream().map(r -> new Breaker.Result(r.answered(),
-                        r.claimed().probe() && probe != null && probe == r.claimed().id())).toList();
+                        r.claimed().probe() && probe != null && probe[0] == r.claimed().id() && probe[1] == r.claimed().attempt())).toList();
                 Breaker.Next next = Breaker.after(state, results, threshold);
                 if (next.breaker().equals(state.breaker()) && next.failures() == state.failures()) {
                     continue;
                 }
                 writes.add(Statement.of(SET_BREAKER, null, next.breaker(), next.failures(), next.opened(), cooldown.toMillis(),
-                        next.breaker(), next.closed(), e.getKey()));
+                        next.breaker(), next.breaker(), next.closed(), e.getKey()));
                 if (next.opened() && !Breaker.OPEN.equals(state.breaker())) {
                     opened.add(e.getKey());
                 }
@@ -400,12 +408,12 @@ class DeliveryQueue {
     }
 
     /**
-     * One chunk of holding ({@code hold}) or releasing a hook's rows, in a transaction of its own
-     * (a breaker's whole backlog in one would hold its locks for as long as it takes); returns how
+     * One chunk of bringing a hook's rows in line with its breaker, in a transaction of its own (a
+     * breaker's whole backlog in one would hold its locks for as long as it takes); returns how
      * many rows moved.
      */
-    int holdChunk(String hookId, boolean hold) {
-        return jdbc.update(hold ? HOLD_CHUNK : RELEASE_CHUNK, hookId, CHUNK);
+    int alignChunk(String hookId) {
+        return jdbc.update(ALIGN_CHUNK, hookId, hookId, CHUNK);
     }
 
     /** One chunk of deleting what a deleted hook left; returns how many rows went. */
@@ -414,7 +422,7 @@ class DeliveryQueue {
     }
 
     /** What one maintenance pass did; null when another node held the pass. */
-    record Maintained(int expiredClaims, int expiredProbes, Map<String, Boolean> toSort) {
+    record Maintained(int expiredClaims, int expiredProbes, List<String> toSort) {
     }
 
     Maintained maintain() {
@@ -424,10 +432,7 @@ class DeliveryQueue {
             }
             int probes = jdbc.update(EXPIRE_PROBES);
             int claims = jdbc.update(EXPIRE_CLAIMS);
-            Map<String, Boolean> toSort = new HashMap<>();
-            jdbc.query(TO_SORT, rs -> {
-                toSort.put(rs.getString(1), rs.getBoolean(2));
-            });
+            List<String> toSort = jdbc.queryForList(TO_SORT, String.class);
             return new Maintained(claims, probes, toSort);
         });
     }

@@ -27,7 +27,7 @@ import org.springframework.stereotype.Component;
  * {@code offline} hooks one per recipient with no live session, inserted in the message's own
  * transaction after its history row (H1: enqueued with the message, never for a message that did
  * not commit). The hooks are found by the database, not a cache: the batch holds its chats' rows
- * locked, and creating or deleting a hook takes the chat row's share lock, so a hook sees exactly
+ * locked, and creating or deleting a hook takes the chat row's lock too, so a hook sees exactly
  * the messages committed after its creation, on every node. The payload is built there too, from
  * the history row just written.
  *

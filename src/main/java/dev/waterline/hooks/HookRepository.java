@@ -77,6 +77,11 @@ class HookRepository {
             """;
 
     /** 1: hook. */
+    private static final String LOCK_HOOK = """
+            SELECT chat_id FROM hooks WHERE hook_id = ? FOR UPDATE
+            """;
+
+    /** 1: hook. */
     private static final String DELETE = """
             DELETE FROM hooks WHERE hook_id = ?
             """;
@@ -175,11 +180,16 @@ class HookRepository {
         return jdbc.queryForObject(COUNTS, (rs, i) -> new long[] {rs.getLong(1), rs.getLong(2)}, hookId);
     }
 
-    /** Deletes a hook of a chat the caller is a member of; false when there is none. */
+    /**
+     * Deletes a hook of a chat the caller is a member of; false when there is none. The hook's row
+     * is locked first and the chat's after: a group commit waiting for the chat (its writer, and
+     * every chat on it) then never waits behind a recorder holding the hook's row.
+     */
     boolean delete(String hookId, String caller) {
         return Boolean.TRUE.equals(tx.execute(s -> {
-            Optional<Hook> h = find(hookId, caller);
-            if (h.isEmpty() || jdbc.queryForList(LOCK_CHAT_FOR_MEMBER, Integer.class, h.get().chatId(), caller).isEmpty()) {
+            jdbc.execute("SET LOCAL lock_timeout = '5s'");
+            List<String> chat = jdbc.queryForList(LOCK_HOOK, String.class, hookId);
+            if (chat.isEmpty() || jdbc.queryForList(LOCK_CHAT_FOR_MEMBER, Integer.class, chat.getFirst(), caller).isEmpty()) {
                 return false;
             }
             return jdbc.update(DELETE, hookId) == 1;

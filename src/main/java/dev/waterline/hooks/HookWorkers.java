@@ -75,8 +75,8 @@ class HookWorkers implements SmartLifecycle {
     private final Map<String, Semaphore> kindPermits = new ConcurrentHashMap<>();
     /** Hooks whose breaker this node last saw not closed: its claims leave them out. */
     private final Set<String> notClosed = ConcurrentHashMap.newKeySet();
-    /** Hooks whose rows are being held or released, chunk by chunk. */
-    private final Set<String> sorting = ConcurrentHashMap.newKeySet();
+    /** Hooks whose rows are being brought in line with their breaker, chunk by chunk; true: asked again meanwhile. */
+    private final Map<String, Boolean> sorting = new ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final LinkedBlockingQueue<DeliveryQueue.Recorded> outcomes = new LinkedBlockingQueue<>();
     private final List<Thread> threads = new ArrayList<>();
@@ -85,6 +85,8 @@ class HookWorkers implements SmartLifecycle {
     private ExecutorService calls;
     private volatile boolean running;
     private volatile boolean recording;
+    /** Which start this is: a loop of an earlier run that outlived its stop never runs again. */
+    private volatile int generation;
 
     /** One hook's deliveries claimed on this node, and the permits of its calls. */
     static final class Lane {
@@ -210,12 +212,13 @@ class HookWorkers implements SmartLifecycle {
             finally {
                 lane.permits.release();
             }
-            DeliveryQueue.Recorded r = recorded(c, outcome);
             if (!running && outcome instanceof Sink.Outcome.Retry) {
-                // cut short by shutdown: says nothing about the target
-                r = new DeliveryQueue.Recorded(r.claimed(), r.outcome(), r.dueAt(), r.error(), null);
+                // cut short by shutdown: says nothing about the target, and costs the delivery no attempt
+                outcomes.add(new DeliveryQueue.Recorded(c, "release", clock.instant(), null, null));
             }
-            outcomes.add(r);
+            else {
+                outcomes.add(recorded(c, outcome));
+            }
         }
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -283,11 +286,11 @@ class HookWorkers implements SmartLifecycle {
                 for (String h : r.opened()) {
                     metrics.opened();
                     notClosed.add(h);
-                    sort(h, true);
+                    sort(h);
                 }
                 for (String h : r.closed()) {
                     notClosed.remove(h);
-                    sort(h, false);
+                    sort(h);
                 }
                 long now = clock.millis();
                 for (DeliveryQueue.Recorded x : batch) {
@@ -310,22 +313,28 @@ class HookWorkers implements SmartLifecycle {
     }
 
     /**
-     * Holds ({@code hold}) or releases a hook's rows after its breaker opened or closed, chunk by
-     * chunk, each chunk a transaction of its own, on a virtual thread; one at a time per hook.
+     * Brings a hook's rows in line with its breaker after it opened or closed (held, or released),
+     * chunk by chunk, each chunk a transaction of its own, on a virtual thread; one at a time per
+     * hook, and once more if it was asked again meanwhile. It goes on until a chunk moves nothing
+     * (a short chunk says nothing: rows claimed or done meanwhile are skipped). What a failure
+     * leaves, the maintenance pass finds and sorts again.
      */
-    void sort(String hookId, boolean hold) {
-        if (!sorting.add(hookId)) {
+    void sort(String hookId) {
+        if (sorting.putIfAbsent(hookId, false) != null) {
+            sorting.put(hookId, true);
             return;
         }
         Thread.ofVirtual().name("hook-sort").start(() -> {
             try {
-                while (queue.holdChunk(hookId, hold) == DeliveryQueue.CHUNK) {
-                    // next chunk
-                }
+                do {
+                    sorting.put(hookId, false);
+                    while (queue.alignChunk(hookId) > 0) {
+                        // next chunk
+                    }
+                } while (Boolean.TRUE.equals(sorting.get(hookId)));
             }
             catch (RuntimeException e) {
-                // the maintenance pass finds what is left and sorts it again
-                loops.failed(MAINTENANCE_LOOP, (hold ? "holding" : "releasing") + " a hook's deliveries", e);
+                loops.failed(MAINTENANCE_LOOP, "bringing a hook's deliveries in line with its breaker", e);
             }
             finally {
                 sorting.remove(hookId);
@@ -336,8 +345,8 @@ class HookWorkers implements SmartLifecycle {
     /** Deletes, chunk by chunk on a virtual thread, what a deleted hook left behind. */
     void purge(String hookId) {
         Thread.ofVirtual().name("hook-purge").start(() -> loops.pass(MAINTENANCE_LOOP, () -> {
-            while (queue.purgeChunk(hookId) == DeliveryQueue.CHUNK) {
-                // next chunk
+            while (queue.purgeChunk(hookId) > 0) {
+                // next chunk, until one finds nothing (a short chunk says nothing: rows done meanwhile)
             }
         }));
     }
@@ -349,19 +358,25 @@ class HookWorkers implements SmartLifecycle {
      */
     @Scheduled(fixedDelayString = "${waterline.hooks.maintenance-interval:5s}", initialDelayString = "${waterline.hooks.maintenance-interval:5s}")
     void maintain() {
+        // each part on its own: one that fails leaves the others to do their share
         loops.pass(MAINTENANCE_LOOP, () -> {
-            offlineChats.refresh();
+            Set<String> now = new HashSet<>(queue.notClosed());
+            notClosed.retainAll(now);
+            notClosed.addAll(now);
+        });
+        loops.pass(MAINTENANCE_LOOP, () -> {
             DeliveryQueue.Maintained m = queue.maintain();
             if (m != null) {
                 if (m.expiredClaims() > 0) {
                     metrics.expired(m.expiredClaims());
                     log.warn(m.expiredClaims() + " hook deliveries claimed past waterline.hooks.claim-timeout went back to pending");
                 }
-                m.toSort().forEach((hook, closed) -> sort(hook, !closed));
+                m.toSort().forEach(this::sort);
+                queue.orphans().forEach(this::purge);
             }
-            Set<String> now = new HashSet<>(queue.notClosed());
-            notClosed.retainAll(now);
-            notClosed.addAll(now);
+        });
+        loops.pass(MAINTENANCE_LOOP, offlineChats::refresh);
+        loops.pass(MAINTENANCE_LOOP, () -> {
             long[] b = queue.backlog();
             metrics.backlog(b[0], b[1], b[2]);
         });
@@ -371,8 +386,8 @@ class HookWorkers implements SmartLifecycle {
     public void start() {
         queue.checkIsolation();
         offlineChats.refresh();
+        notClosed.clear();
         notClosed.addAll(queue.notClosed());
-        queue.orphans().forEach(this::purge);
         // a context stopped and started again: a loop of the last run still inside a transaction
         // must end before new loops take its slice
         Workers.joinUntil(previous, System.nanoTime() + TimeUnit.SECONDS.toNanos(35));
@@ -380,13 +395,15 @@ class HookWorkers implements SmartLifecycle {
             log.info("waterline.hooks.enabled=false: this node delivers no hook (others may)");
             return;
         }
+        int run = ++generation;
         running = true;
         recording = true;
         calls = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hook-call-", 0).factory());
-        recorder = loops.start(RECORD_LOOP, "hook-record", () -> recording || !outcomes.isEmpty(), this::recordStep);
+        recorder = loops.start(RECORD_LOOP, "hook-record", () -> run == generation && (recording || !outcomes.isEmpty()),
+                this::recordStep);
         for (int i = 0; i < wake.length; i++) {
             int slice = i;
-            threads.add(loops.start(CLAIM_LOOP, "hook-claim-" + i, () -> running, () -> claimStep(slice)));
+            threads.add(loops.start(CLAIM_LOOP, "hook-claim-" + i, () -> running && run == generation, () -> claimStep(slice)));
         }
     }
 
