@@ -68,7 +68,7 @@ status=0
 mqtt=""; nats=""; amqp=""
 for m in "${what[@]}"; do
   for r in $(seq 1 "$runs"); do
-    n=$(ls -d "$out/$m"-* 2>/dev/null | wc -l); dir="$out/$m-$((n + 1))"
+    n=$(find "$out" -maxdepth 1 -name "$m-*.log" | wc -l); dir="$out/$m-$((n + 1))"
     case "$m" in
       none)   load --out "$dir" ;;
       http)   load --hook-kind http --out "$dir" ;;

@@ -28,6 +28,7 @@ class HookMetrics {
     private final Counter probes;
     private final Counter presenceUnknown;
     private final Counter recordsLost;
+    private final Counter yielded;
     private final Timer delivery;
     private final AtomicLong backlog = new AtomicLong();
     private final AtomicLong oldestAge = new AtomicLong();
@@ -52,6 +53,8 @@ class HookMetrics {
                 "batches whose offline recipients were worked out without the cluster's presence (it failed)");
         recordsLost = metrics.counter("waterline.hook.outcomes.unrecorded",
                 "attempt outcomes that could not be recorded (their claims expire and are sent again)");
+        yielded = metrics.counter("waterline.hook.claims.yielded",
+                "claim passes skipped because the group commit was behind (waterline.hooks.yield-above)");
         delivery = metrics.latencyTimer("waterline.hook.delivery", "commit of the message → its hook delivery confirmed by the target");
         metrics.gauge("waterline.hook.backlog", "hook deliveries not yet done (pending, held or claimed; dead letters apart)", backlog::get);
         metrics.gauge("waterline.hook.oldest.age.seconds", "age of the oldest hook delivery not yet done", oldestAge::get);
@@ -92,6 +95,10 @@ class HookMetrics {
 
     void unrecorded(int n) {
         recordsLost.increment(n);
+    }
+
+    void yielded() {
+        yielded.increment();
     }
 
     void delivered(long millisSinceCreated) {

@@ -36,6 +36,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param allowedHosts host names or addresses a target may use although they are loopback,
  *                     private, link-local or multicast (the SSRF guard's exceptions). Default none.
  * @param maxHooksPerChat hooks one chat may have. Default 10.
+ * @param yieldAbove the group commit's queue pressure (its fullest writer's share, 0 to 1) above
+ *                   which the workers claim nothing new: hook deliveries may wait, sends may not.
+ *                   Default 0.2; 1 never yields.
  */
 @ConfigurationProperties("waterline.hooks")
 public record HookProperties(
@@ -56,7 +59,8 @@ public record HookProperties(
         @DefaultValue("30s") Duration breakerCooldown,
         @DefaultValue("5s") Duration maintenanceInterval,
         List<String> allowedHosts,
-        @DefaultValue("10") int maxHooksPerChat) {
+        @DefaultValue("10") int maxHooksPerChat,
+        @DefaultValue("0.2") double yieldAbove) {
 
     public HookProperties {
         allowedHosts = allowedHosts == null ? List.of()

@@ -16,11 +16,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.github.f4b6a3.ulid.UlidCreator;
+import dev.waterline.ingest.Ingest;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.presence.Presence;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
@@ -67,6 +69,9 @@ class HookWorkers implements SmartLifecycle {
     private final Loops loops;
     private final Clock clock;
     private final OfflineChats offlineChats;
+    /** The group commit, for its queue pressure: a provider, since ingest's own participants lead back here. */
+    private final ObjectProvider<Ingest> ingestProvider;
+    private Ingest ingest;
     private final String claimant;
     private final Semaphore[] wake;
     private final Semaphore room = new Semaphore(0);
@@ -99,7 +104,8 @@ class HookWorkers implements SmartLifecycle {
     }
 
     HookWorkers(HookProperties properties, DeliveryQueue queue, Sinks sinks, HookMetrics metrics, Loops loops, Clock clock,
-                Presence presence, OfflineChats offlineChats) {
+                Presence presence, OfflineChats offlineChats, ObjectProvider<Ingest> ingest) {
+        this.ingestProvider = ingest;
         this.properties = properties;
         this.queue = queue;
         this.sinks = sinks;
@@ -130,6 +136,12 @@ class HookWorkers implements SmartLifecycle {
     }
 
     private void claimStep(int slice) throws InterruptedException {
+        if (ingest.pressure() > properties.yieldAbove()) {
+            // the group commit is behind: sends first, deliveries wait (they are in the table)
+            metrics.yielded();
+            Thread.sleep(properties.pollInterval().toMillis());
+            return;
+        }
         int free = properties.maxInFlight() - inFlight.get();
         if (free <= 0) {
             room.tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
@@ -384,6 +396,7 @@ class HookWorkers implements SmartLifecycle {
 
     @Override
     public void start() {
+        ingest = ingestProvider.getObject();
         queue.checkIsolation();
         offlineChats.refresh();
         notClosed.clear();

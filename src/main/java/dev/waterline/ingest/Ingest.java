@@ -78,9 +78,18 @@ public class Ingest implements SmartLifecycle {
         // chat can fill its writer's share (its sends get overloaded) while the whole queue looks
         // half empty. This is what to alert on.
         metrics.gauge("waterline.inbound.queue.fullest.ratio", "the fullest writer's share of the inbound queue, 0 to 1",
-                () -> queues.stream().mapToDouble(q -> q.size() / (double) perWriter).max().orElse(0));
+                this::pressure);
         metrics.poisoned(LOOP);
         loops.declare(PURGE_LOOP);
+    }
+
+    /**
+     * How full the fullest writer's share of the inbound queue is, 0 to 1: how far the group commit
+     * is behind. Work that may wait (hook deliveries) yields to sends while it is high.
+     */
+    public double pressure() {
+        int perWriter = Math.max(1, properties.queueSize() / properties.writers());
+        return queues.stream().mapToDouble(q -> q.size() / (double) perWriter).max().orElse(0);
     }
 
     /**

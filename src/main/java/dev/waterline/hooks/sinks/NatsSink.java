@@ -5,6 +5,10 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 import dev.waterline.hooks.AddressGuard;
 import dev.waterline.hooks.HookProperties;
@@ -25,14 +29,50 @@ import org.springframework.stereotype.Component;
  * <p>One connection per checked address and URL; servers the cluster advertises are ignored (they
  * were never checked by the guard), and a broken connection is closed and opened again on the next
  * call rather than reconnected behind the guard's back.
+ *
+ * <p>Flushes are shared: a flush (a PING answered by PONG) covers every publish queued before it,
+ * so concurrent deliveries on one connection take turns at one flush at a time, and a delivery
+ * whose publish an earlier flush already covered waits for no other. (A flush per delivery put
+ * many PINGs out at once, past the client's limit of outstanding pings, which closed the
+ * connection: 92 deliveries a second, and a new connection for nearly every failure.)
  */
 @Component
-class NatsSink extends BrokerSink<Connection> {
+class NatsSink extends BrokerSink<NatsSink.Flushed> {
+
+    /** A connection, and how far its publishes are known to have reached the server. */
+    static final class Flushed {
+        final Connection nc;
+        final AtomicLong published = new AtomicLong();
+        final ReentrantLock flushing = new ReentrantLock();
+        volatile long flushed;
+
+        Flushed(Connection nc) {
+            this.nc = nc;
+        }
+
+        /** Returns once publish number {@code mine} has reached the server. */
+        void flushUpTo(long mine, Duration timeout) throws TimeoutException, InterruptedException {
+            if (!flushing.tryLock(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new TimeoutException("waiting for another delivery's flush");
+            }
+            try {
+                if (flushed >= mine) {
+                    return;
+                }
+                long upTo = published.get();
+                nc.flush(timeout);
+                flushed = upTo;
+            }
+            finally {
+                flushing.unlock();
+            }
+        }
+    }
 
     static final Map<String, Integer> SCHEMES = Map.of("nats", 4222, "tls", 4222);
 
     NatsSink(AddressGuard guard, HookProperties properties) {
-        super("url", SCHEMES, guard, properties, Connection::close);
+        super("url", SCHEMES, guard, properties, f -> f.nc.close());
     }
 
     @Override
@@ -59,7 +99,7 @@ class NatsSink extends BrokerSink<Connection> {
     }
 
     @Override
-    Connection open(Endpoint e) throws Exception {
+    Flushed open(Endpoint e) throws Exception {
         Options.Builder o = new Options.Builder()
                 .server((e.secure(Set.of("tls")) ? "tls://" : "nats://") + e.pinnedAuthority())
                 .connectionTimeout(properties.connectTimeout())
@@ -70,11 +110,12 @@ class NatsSink extends BrokerSink<Connection> {
         if (e.user() != null) {
             o.userInfo(e.user(), e.password() == null ? "" : e.password());
         }
-        return Nats.connect(o.build());
+        return new Flushed(Nats.connect(o.build()));
     }
 
     @Override
-    Outcome publish(Connection nc, Call call) throws Exception {
+    Outcome publish(Flushed f, Call call) throws Exception {
+        Connection nc = f.nc;
         Headers headers = new Headers()
                 .add("Waterline-Idempotency-Key", call.idempotencyKey())
                 .add("Waterline-Attempt", Integer.toString(call.attempt()));
@@ -86,13 +127,13 @@ class NatsSink extends BrokerSink<Connection> {
         }
         else {
             nc.publish(subject, headers, body);
-            nc.flush(properties.callTimeout());
+            f.flushUpTo(f.published.incrementAndGet(), properties.callTimeout());
         }
         return Outcome.DONE;
     }
 
     @Override
-    boolean healthy(Connection nc) {
-        return nc.getStatus() == Connection.Status.CONNECTED;
+    boolean healthy(Flushed f) {
+        return f.nc.getStatus() == Connection.Status.CONNECTED;
     }
 }
