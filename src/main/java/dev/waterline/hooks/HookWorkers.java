@@ -39,8 +39,9 @@ import org.springframework.stereotype.Component;
  * cooldown ended. A call waits for its hook's permit ({@code per-hook-concurrency}) and its
  * kind's ({@code per-kind-concurrency}), so a slow target holds its own permits and nobody
  * else's; and a hook whose permits are all taken is left out of the next claims, so its backlog
- * stays in the table, not in this node's memory. The record loop gathers outcomes and records
- * them in batches ({@link DeliveryQueue#record}).
+ * stays in the table, not in this node's memory. While the group commit is behind (its queue past
+ * {@code yield-above}) no loop claims: deliveries wait in the table, sends do not. The record loop
+ * gathers outcomes and records them in batches ({@link DeliveryQueue#record}).
  *
  * <p>Errors. A claim that fails is counted in {@code waterline_loop_errors_total{loop="hook_claim"}}
  * and retried after the loops' pause. A sink never throws. A batch of outcomes that cannot be
