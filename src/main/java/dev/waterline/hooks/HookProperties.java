@@ -70,6 +70,9 @@ public record HookProperties(
             throw new IllegalArgumentException("waterline.hooks: workers, batch-size, max-in-flight, the concurrencies,"
                     + " max-attempts, breaker-failures and max-hooks-per-chat must be positive");
         }
+        if (!(yieldAbove >= 0 && yieldAbove <= 1)) {
+            throw new IllegalArgumentException("waterline.hooks.yield-above must be from 0 to 1: " + yieldAbove);
+        }
         if (claimTimeout.compareTo(callTimeout.plusSeconds(1)) <= 0) {
             throw new IllegalArgumentException("waterline.hooks.claim-timeout must exceed call-timeout by more than a second");
         }

@@ -90,6 +90,8 @@ abstract class BrokerSink<V> implements Sink {
             return publish(connection, call);
         }
         catch (TimeoutException timeout) {
+            // a connection whose broker did not answer in time may be stuck: the next call opens another
+            connections.discard(key, connection);
             return Outcome.retry("no confirmation from the broker within " + properties.callTimeout().toMillis() + " ms");
         }
         catch (InterruptedException interrupted) {

@@ -50,17 +50,32 @@ class NatsSink extends BrokerSink<NatsSink.Flushed> {
             this.nc = nc;
         }
 
-        /** Returns once publish number {@code mine} has reached the server. */
+        /**
+         * Returns once publish number {@code mine} has reached the server, within {@code timeout}
+         * in all (the wait for the lock included). jnats' flush can return without a PONG (too
+         * many pings out, or the connection no longer connected: it then closes the connection
+         * and returns normally), so a flush counts only if the client's flush counter rose and the
+         * connection is still connected; otherwise the delivery is not done.
+         */
         void flushUpTo(long mine, Duration timeout) throws TimeoutException, InterruptedException {
-            if (!flushing.tryLock(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            if (!flushing.tryLock(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
                 throw new TimeoutException("waiting for another delivery's flush");
             }
             try {
                 if (flushed >= mine) {
                     return;
                 }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TimeoutException("no time left for a flush");
+                }
                 long upTo = published.get();
-                nc.flush(timeout);
+                long before = nc.getStatistics().getFlushCounter();
+                nc.flush(Duration.ofNanos(left));
+                if (nc.getStatistics().getFlushCounter() <= before || nc.getStatus() != Connection.Status.CONNECTED) {
+                    throw new IllegalStateException("the flush was not answered (the connection is closing)");
+                }
                 flushed = upTo;
             }
             finally {
