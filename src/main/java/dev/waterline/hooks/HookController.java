@@ -184,6 +184,8 @@ class HookController {
             return uri.replace(info + "@", info.substring(0, info.indexOf(':')) + ":***@");
         }
         catch (java.net.URISyntaxException e) {
+            // cannot happen for a stored target (each was parsed when its hook was created); an
+            // answer must still never echo a password, so nothing of the text is shown
             return "(unparseable)";
         }
     }

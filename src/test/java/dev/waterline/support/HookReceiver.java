@@ -10,9 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
+import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import tools.jackson.databind.JsonNode;
 
@@ -65,6 +68,9 @@ public final class HookReceiver implements AutoCloseable {
     private final HttpServer server;
     private final List<Request> requests = new ArrayList<>();
     private final Map<String, AtomicInteger> perKey = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+    private final AtomicInteger open = new AtomicInteger();
+    private final AtomicInteger mostAtOnce = new AtomicInteger();
     private volatile BiFunction<Request, Integer, Answer> responder = (r, n) -> Answer.status(200);
 
     public HookReceiver() {
@@ -76,6 +82,7 @@ public final class HookReceiver implements AutoCloseable {
         }
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/", exchange -> {
+            Answer a;
             try (InputStream in = exchange.getRequestBody()) {
                 String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
                 Request r = new Request(exchange.getRequestMethod(), exchange.getRequestURI().toString(),
@@ -84,34 +91,44 @@ public final class HookReceiver implements AutoCloseable {
                     requests.add(r);
                 }
                 int before = r.key() == null ? 0 : perKey.computeIfAbsent(r.key(), k -> new AtomicInteger()).getAndIncrement();
-                Answer a = responder.apply(r, before);
-                if (a.delayMillis() > 0) {
-                    Thread.sleep(a.delayMillis());
-                }
-                a.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
-                if (a.trickling()) {
-                    exchange.sendResponseHeaders(a.status(), 0);
-                    for (int i = 0; i < 120; i++) {
-                        exchange.getResponseBody().write('x');
-                        exchange.getResponseBody().flush();
-                        Thread.sleep(500);
-                    }
-                }
-                else {
-                    exchange.sendResponseHeaders(a.status(), -1);
-                }
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                a = responder.apply(r, before);
             }
             catch (IOException e) {
-                // the caller gave up (a timeout): nothing to answer
-            }
-            finally {
+                // the caller gave up before its request was read: nothing to answer
                 exchange.close();
+                return;
             }
+            mostAtOnce.accumulateAndGet(open.incrementAndGet(), Math::max);
+            // a slow target answers later, from the timer: no thread waits for it
+            later.schedule(() -> answer(exchange, a, 0), a.delayMillis(), TimeUnit.MILLISECONDS);
         });
         server.start();
+    }
+
+    /** Sends {@code a}; a trickling answer writes its {@code written}th byte and comes back in half a second for the next. */
+    private void answer(HttpExchange exchange, Answer a, int written) {
+        try {
+            if (written == 0) {
+                a.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
+                exchange.sendResponseHeaders(a.status(), a.trickling() ? 0 : -1);
+            }
+            if (a.trickling() && written < 120) {
+                exchange.getResponseBody().write('x');
+                exchange.getResponseBody().flush();
+                later.schedule(() -> answer(exchange, a, written + 1), 500, TimeUnit.MILLISECONDS);
+                return;
+            }
+        }
+        catch (IOException e) {
+            // the caller hung up (its timeout): the exchange is closed below
+        }
+        open.decrementAndGet();
+        exchange.close();
+    }
+
+    /** The most requests this receiver had open (read, not yet answered) at once. */
+    public int mostAtOnce() {
+        return mostAtOnce.get();
     }
 
     public HookReceiver respond(BiFunction<Request, Integer, Answer> responder) {
@@ -141,5 +158,6 @@ public final class HookReceiver implements AutoCloseable {
     @Override
     public void close() {
         server.stop(0);
+        later.shutdownNow();
     }
 }

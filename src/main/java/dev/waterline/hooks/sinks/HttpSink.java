@@ -203,6 +203,7 @@ class HttpSink implements Sink {
             return d.isNegative() ? Duration.ZERO : d;
         }
         catch (DateTimeParseException e) {
+            // a Retry-After that is neither form is the target's mistake: our own backoff applies
             return null;
         }
     }
