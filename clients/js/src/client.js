@@ -1,0 +1,864 @@
+// The Waterline client: PROTOCOL.md §4's client contract (reconnect, resync, dedupe, order, ack,
+// idempotent retry) and §6's streams, for browsers and Node 20+, with no dependencies.
+//
+// Design note, the delivery loop. For each chat the client keeps a cursor: the highest seq it
+// has handed to the application with every seq below it handed too, and that message's id.
+// Everything that arrives (a live `message` frame, a history page, the `accepted` of an own
+// send) goes into the chat's held map by seq; the map drains while it holds cursor + 1. So:
+//   - a duplicate (seq at or below the cursor, or already held) is dropped, never handed twice;
+//   - a message past a gap waits until the gap fills; if no live frame fills it within
+//     gapWaitMs, history is read from the cursor (`since=` its messageId), which must hold it,
+//     because a delivered seq was committed and seq is gap-free in commit order;
+//   - on every (re)connect each chat whose lastSeq (from the chat list) is past its cursor is
+//     read from history, page by page until hasMore is false, while live frames keep arriving
+//     into the same map; whichever copy comes first wins, the other is a duplicate.
+// Acks are sent on receipt (batched), not on hand-over: the server only needs to know that the
+// frame arrived; what the application has seen is the cursor, which is what a reload resumes
+// from. The cursor and the chat's recent messages are stored together under one key, so a store
+// never holds a cursor without the messages it covers.
+
+import { Emitter } from './emitter.js';
+import { fullJitter, delay } from './backoff.js';
+import { memoryStore } from './stores.js';
+import { readEventStream } from './sse.js';
+
+/** Send errors that mean "not accepted, try again later" (PROTOCOL.md §3). */
+export const RETRIABLE = Object.freeze(['overloaded', 'rate_limited', 'unavailable']);
+const RETRY = new Set(RETRIABLE);
+const OPEN = 1;
+
+export class WaterlineError extends Error {
+  constructor(code, message, details = {}) {
+    super(message || code);
+    this.name = 'WaterlineError';
+    this.code = code;
+    Object.assign(this, details);
+  }
+}
+
+const DEFAULTS = Object.freeze({
+  backoffInitialMs: 250,
+  backoffMaxMs: 10_000,
+  sendRetryInitialMs: 200,
+  sendRetryMaxMs: 10_000,
+  connectTimeoutMs: 10_000,
+  sendTimeoutMs: 30_000,
+  ackDelayMs: 20,
+  ackBatch: 256,
+  gapWaitMs: 500,
+  pageSize: 500,
+  keepMessages: 200,
+  persistDelayMs: 50,
+  syncConcurrency: 4,
+  ordered: true,
+  chats: 'all',
+  reconnectOnSupersede: false,
+});
+
+/** The sub claim of a compact JWT, unverified (the server verifies; the client only needs its own id). */
+export function tokenSubject(token) {
+  const part = String(token).split('.')[1];
+  if (!part) throw new WaterlineError('invalid', 'not a compact JWT');
+  const json = atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='));
+  const bytes = Uint8Array.from(json, (c) => c.charCodeAt(0));
+  const sub = JSON.parse(new TextDecoder().decode(bytes)).sub;
+  if (typeof sub !== 'string' || sub === '') throw new WaterlineError('invalid', 'the token has no sub');
+  return sub;
+}
+
+function newCorrelationId() {
+  if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
+  return `c-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+function wsUrl(base, token) {
+  const u = new URL('/ws', base);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  u.searchParams.set('access_token', token);
+  return u.toString();
+}
+
+function messageOf(frame) {
+  const { type, deliveryId, ...m } = frame;
+  if (m.kind == null) m.kind = 'text';
+  return m;
+}
+
+export class WaterlineClient {
+  #o;
+  #events = new Emitter();
+  #store;
+  #WebSocket;
+  #fetch;
+  #urls;
+  #urlIndex = 0;
+  #tokenSource;
+  #token = null;
+  #userId = null;
+  #state = 'idle';
+  #conn = null;
+  #attempt = 0;
+  #reconnectTimer = null;
+  #started = null;
+  #closed = false;
+  #limits = {};
+  #chats = new Map();
+  #pending = new Map();
+  #ordinal = 0;
+  #inflight = 0;
+  #subs = new Map();
+  #stats = { connects: 0, welcomes: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
+  #onOnline = () => this.#reconnectNow();
+  #onPageHide = () => { for (const chat of this.#chats.values()) this.#persistChat(chat, true); };
+
+  /**
+   * @param {object} options see index.d.ts (ClientOptions)
+   */
+  constructor(options = {}) {
+    this.#o = { ...DEFAULTS, ...options };
+    const urls = options.urls ?? options.url ?? globalThis.location?.origin;
+    this.#urls = (Array.isArray(urls) ? urls : [urls]).filter(Boolean).map(String);
+    if (this.#urls.length === 0) throw new TypeError('urls: at least one server base URL is needed');
+    if (options.token == null) throw new TypeError('token: a JWT or a function that returns one is needed');
+    this.#tokenSource = options.token;
+    this.#store = options.store ?? memoryStore();
+    this.#WebSocket = options.WebSocket ?? globalThis.WebSocket;
+    this.#fetch = options.fetch ?? globalThis.fetch?.bind(globalThis);
+    if (!this.#fetch) throw new TypeError('fetch is not available: pass options.fetch');
+  }
+
+  get state() { return this.#state; }
+  get userId() { return this.#userId; }
+  get limits() { return { ...this.#limits }; }
+  /** The base URL in use (the one connected to, or the next to try). */
+  get url() { return this.#urls[this.#urlIndex % this.#urls.length]; }
+
+  on(type, listener) { return this.#events.on(type, listener); }
+  off(type, listener) { this.#events.off(type, listener); }
+
+  stats() { return { ...this.#stats, acksQueued: this.#conn?.acks.length ?? 0, pending: this.#pending.size, inflight: this.#inflight }; }
+
+  /** Loads the store and connects; resolves once the stored state is loaded (not when connected). */
+  start() {
+    if (!this.#started) {
+      this.#started = (async () => {
+        this.#token = await this.#freshToken('start');
+        this.#userId = tokenSubject(this.#token);
+        await this.#load();
+        globalThis.addEventListener?.('online', this.#onOnline);
+        globalThis.addEventListener?.('pagehide', this.#onPageHide);
+        this.#connect();
+      })();
+    }
+    return this.#started;
+  }
+
+  /** Closes the connection for good and writes what is still to be stored. */
+  async close() {
+    this.#closed = true;
+    clearTimeout(this.#reconnectTimer);
+    globalThis.removeEventListener?.('online', this.#onOnline);
+    globalThis.removeEventListener?.('pagehide', this.#onPageHide);
+    const conn = this.#conn;
+    if (conn) {
+      this.#dropConnection(conn, 1000, 'closed by the client');
+      try { conn.ws.close(1000, 'bye'); } catch { /* already closed */ }
+    }
+    for (const s of this.#pending.values()) clearTimeout(s.timer);
+    for (const sub of this.#subs.values()) sub.close();
+    await Promise.all([...this.#chats.values()].map((c) => this.#persistChat(c, true)));
+    this.#setState('closed');
+  }
+
+  // ---------------------------------------------------------------- connection
+
+  async #freshToken(reason) {
+    const t = typeof this.#tokenSource === 'function' ? await this.#tokenSource({ reason, userId: this.#userId }) : this.#tokenSource;
+    if (typeof t !== 'string' || t === '') throw new WaterlineError('invalid', 'the token provider returned no token');
+    return t;
+  }
+
+  #setState(state, detail = {}) {
+    const previous = this.#state;
+    this.#state = state;
+    if (previous !== state || detail.code != null) this.#events.emit('state', { state, previous, ...detail });
+  }
+
+  async #connect() {
+    if (this.#closed || this.#conn) return;
+    this.#reconnectTimer = null;
+    const base = this.url;
+    this.#setState(this.#stats.welcomes === 0 && this.#stats.connects === 0 ? 'connecting' : 'reconnecting', { url: base, attempt: this.#attempt });
+    this.#stats.connects++;
+    const conn = { ws: null, base, welcomed: false, welcomedAt: 0, lastSent: Date.now(), lastReceived: Date.now(), acks: [], ackTimer: null, timers: [], dead: false };
+    this.#conn = conn;
+    try {
+      this.#token = await this.#freshToken(this.#stats.connects === 1 ? 'start' : 'reconnect');
+      if (conn.dead) return;
+      if (!this.#WebSocket) throw new WaterlineError('unavailable', 'no WebSocket here: pass options.WebSocket (Node 20: --experimental-websocket, or the ws package)');
+      conn.ws = new this.#WebSocket(wsUrl(base, this.#token));
+    } catch (error) {
+      // a server that is down fails the token provider too (a dev token comes from it): the state event says why
+      this.#dropConnection(conn, 1006, String(error?.cause?.message ?? error?.message ?? error));
+      return;
+    }
+    const ws = conn.ws;
+    ws.addEventListener('message', (ev) => { if (this.#conn === conn) this.#onFrame(conn, ev.data); });
+    ws.addEventListener('close', (ev) => this.#dropConnection(conn, ev.code, ev.reason));
+    // a socket that fails to open may report only its error (Node 20's WebSocket does): handled as closed
+    ws.addEventListener('error', () => { if (!conn.welcomed) this.#abandon(conn, 'the connection failed'); });
+    conn.timers.push(setTimeout(() => {
+      if (!conn.welcomed) this.#abandon(conn, 'no welcome within ' + this.#o.connectTimeoutMs + ' ms');
+    }, this.#o.connectTimeoutMs));
+  }
+
+  /** Gives up on a connection that does not answer: handled as closed at once, whatever its socket does later. */
+  #abandon(conn, reason) {
+    this.#dropConnection(conn, 1006, reason);
+    try { conn.ws?.close(1000, 'given up'); } catch { /* ignore: it is already dropped */ }
+  }
+
+  #reconnectNow() {
+    if (this.#closed || this.#conn || this.#state === 'superseded') return;
+    clearTimeout(this.#reconnectTimer);
+    this.#connect();
+  }
+
+  /** Reconnects after 4009 (superseded): the application's decision, since it takes the session back from the other tab. */
+  reconnect() {
+    if (this.#closed) throw new WaterlineError('closed', 'the client is closed');
+    this.#attempt = 0;
+    // not #reconnectNow: that one stays down while superseded (an 'online' event must not take the session back)
+    if (this.#conn) return;
+    clearTimeout(this.#reconnectTimer);
+    this.#connect();
+  }
+
+  #dropConnection(conn, code, reason) {
+    if (conn.dead) return;
+    conn.dead = true;
+    for (const t of conn.timers) { clearTimeout(t); clearInterval(t); }
+    clearTimeout(conn.ackTimer);
+    if (this.#conn !== conn) return;
+    this.#conn = null;
+    // every send on the wire is unanswered now: it goes again, with its correlationId, on the next connection
+    for (const s of this.#pending.values()) {
+      if (s.state === 'inflight') { s.state = 'queued'; this.#inflight--; }
+    }
+    for (const sub of this.#subs.values()) if (sub.transport === 'ws') sub.subscribed = false;
+    if (this.#closed) return;
+    if (code === 4009 && !this.#o.reconnectOnSupersede) {
+      this.#setState('superseded', { code, reason });
+      return;
+    }
+    if (conn.welcomed && Date.now() - conn.welcomedAt > 5_000) this.#attempt = 0;
+    const wait = code === 4001 && this.#attempt === 0 ? 0 : fullJitter(this.#attempt, this.#o.backoffInitialMs, this.#o.backoffMaxMs);
+    this.#attempt++;
+    this.#urlIndex++;
+    this.#setState('reconnecting', { code, reason, delayMs: wait, url: this.url, attempt: this.#attempt });
+    this.#reconnectTimer = setTimeout(() => this.#connect(), wait);
+  }
+
+  #frame(conn, obj) {
+    if (!conn || conn.dead || conn.ws.readyState !== OPEN) return false;
+    try {
+      conn.ws.send(JSON.stringify(obj));
+    } catch (error) {
+      this.#events.emit('error', { source: 'socket', error });
+      this.#abandon(conn, 'write failed');
+      return false;
+    }
+    conn.lastSent = Date.now();
+    return true;
+  }
+
+  #onFrame(conn, data) {
+    conn.lastReceived = Date.now();
+    let f;
+    try {
+      f = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
+    } catch (error) {
+      this.#events.emit('error', { source: 'frame', error });
+      return;
+    }
+    switch (f.type) {
+      case 'welcome': return this.#onWelcome(conn, f);
+      case 'message': return this.#onMessage(conn, f);
+      case 'accepted': return this.#onAccepted(f);
+      case 'error': return this.#onError(f);
+      case 'read': return this.#onRead(f);
+      case 'chunk': return this.#onChunk(this.#subs.get(f.streamId), f);
+      case 'stream': return this.#onStreamState(this.#subs.get(f.streamId), f);
+      case 'pong': case 'appended': return undefined;
+      default: return this.#events.emit('frame', f);
+    }
+  }
+
+  #onWelcome(conn, f) {
+    conn.welcomed = true;
+    conn.welcomedAt = Date.now();
+    this.#stats.welcomes++;
+    this.#limits = f.limits ?? {};
+    this.#userId = f.userId ?? this.#userId;
+    const idleMs = (this.#limits.idleTimeoutSeconds ?? 30) * 1000;
+    // Something goes out at least every idle / 3 (the contract asks idle / 2; a third leaves a
+    // margin for a slow tick); nothing coming back for a whole idle timeout means the path is dead.
+    const every = Math.max(500, Math.floor(idleMs / 3));
+    conn.timers.push(setInterval(() => this.#tick(conn, every, idleMs), Math.min(every, 1000)));
+    this.#setState('open', { url: conn.base, sessionId: f.sessionId });
+    for (const sub of this.#subs.values()) if (sub.transport === 'ws') this.#subscribeWs(sub);
+    for (const chat of this.#chats.values()) {
+      if (chat.readWanted > 0) this.#frame(conn, { type: 'read', chatId: chat.chatId, seq: chat.readWanted });
+    }
+    this.#pump();
+    this.#resyncAll(conn).catch((error) => this.#events.emit('error', { source: 'resync', error }));
+  }
+
+  #tick(conn, every, idleMs) {
+    const now = Date.now();
+    if (now - conn.lastReceived > idleMs) return this.#abandon(conn, 'nothing received for ' + idleMs + ' ms');
+    if (now - conn.lastSent >= every) this.#frame(conn, { type: 'ping' });
+    for (const s of this.#pending.values()) {
+      if (s.state === 'inflight' && now - s.wiredAt > this.#o.sendTimeoutMs) {
+        // an answer that did not come: the same correlationId again is safe (idempotent retry)
+        s.wiredAt = now;
+        this.#stats.resent++;
+        this.#frame(conn, { type: 'send', correlationId: s.correlationId, chatId: s.chatId, body: s.body });
+      }
+    }
+    return undefined;
+  }
+
+  #ack(conn, deliveryId) {
+    conn.acks.push(deliveryId);
+    if (conn.acks.length >= this.#o.ackBatch) this.#flushAcks(conn);
+    else if (!conn.ackTimer) conn.ackTimer = setTimeout(() => this.#flushAcks(conn), this.#o.ackDelayMs);
+  }
+
+  #flushAcks(conn) {
+    clearTimeout(conn.ackTimer);
+    conn.ackTimer = null;
+    if (conn.acks.length === 0) return;
+    const ids = conn.acks;
+    conn.acks = [];
+    if (this.#frame(conn, { type: 'ack', ids })) {
+      this.#stats.acked += ids.length;
+      this.#stats.ackFrames++;
+    }
+  }
+
+  // ---------------------------------------------------------------- chats and the delivery loop
+
+  #chatKey(chatId) { return `${this.#userId}/chat/${chatId}`; }
+  #sendKey(correlationId) { return `${this.#userId}/send/${correlationId}`; }
+
+  async #load() {
+    for (const key of await this.#store.keys(`${this.#userId}/chat/`)) {
+      const saved = await this.#store.get(key);
+      if (saved?.chatId) {
+        const chat = this.#chat(saved.chatId);
+        Object.assign(chat, { title: saved.title ?? null, members: saved.members ?? [], seq: saved.seq ?? 0,
+          messageId: saved.messageId ?? null, messages: saved.messages ?? [], readSeq: saved.readSeq ?? {}, readWanted: 0 });
+      }
+    }
+    const sends = [];
+    for (const key of await this.#store.keys(`${this.#userId}/send/`)) {
+      const s = await this.#store.get(key);
+      if (s?.correlationId) sends.push(s);
+    }
+    sends.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.ordinal - b.ordinal);
+    for (const s of sends) {
+      this.#pending.set(s.correlationId, { ...s, state: 'queued', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise: null });
+      this.#ordinal = Math.max(this.#ordinal, (s.ordinal ?? 0) + 1);
+    }
+  }
+
+  #chat(chatId) {
+    let chat = this.#chats.get(chatId);
+    if (!chat) {
+      chat = { chatId, title: null, members: [], lastSeq: 0, seq: 0, messageId: null, messages: [], held: new Map(),
+        readSeq: {}, readWanted: 0, syncing: null, again: false, gapTimer: null, persistTimer: null };
+      this.#chats.set(chatId, chat);
+      this.#events.emit('chat', this.#chatView(chat));
+    }
+    return chat;
+  }
+
+  #chatView(chat) {
+    return { chatId: chat.chatId, title: chat.title, members: [...chat.members], seq: chat.seq, readSeq: { ...chat.readSeq } };
+  }
+
+  /** The chats this client knows (listed at connect, created, or met in a frame). */
+  chats() { return [...this.#chats.values()].map((c) => this.#chatView(c)); }
+
+  /** The chat's recent messages handed to the application (at most keepMessages), in seq order. */
+  messages(chatId) { return [...(this.#chats.get(chatId)?.messages ?? [])]; }
+
+  /** The highest seq of the chat handed to the application with none missing below it. */
+  cursor(chatId) { return this.#chats.get(chatId)?.seq ?? 0; }
+
+  /** Sends not yet accepted (restored from the store after a reload, too), oldest first. */
+  pending(chatId) {
+    return [...this.#pending.values()].filter((s) => chatId == null || s.chatId === chatId)
+      .map(({ correlationId, chatId: c, body, createdAt, state, attempts }) => ({ correlationId, chatId: c, body, createdAt, state, attempts }));
+  }
+
+  #onMessage(conn, f) {
+    if (typeof f.deliveryId === 'number') this.#ack(conn, f.deliveryId);
+    if (typeof f.chatId !== 'string' || typeof f.seq !== 'number') return;
+    this.#take(this.#chat(f.chatId), messageOf(f));
+  }
+
+  #take(chat, m) {
+    if (m.seq <= chat.seq || chat.held.has(m.seq)) {
+      this.#stats.duplicates++;
+      return;
+    }
+    chat.held.set(m.seq, m);
+    this.#drain(chat);
+  }
+
+  #drain(chat) {
+    let handed = false;
+    for (let next = chat.held.get(chat.seq + 1); next; next = chat.held.get(chat.seq + 1)) {
+      chat.held.delete(next.seq);
+      chat.seq = next.seq;
+      chat.messageId = next.messageId;
+      if (chat.seq > chat.lastSeq) chat.lastSeq = chat.seq;
+      chat.messages.push(next);
+      if (chat.messages.length > this.#o.keepMessages) chat.messages.splice(0, chat.messages.length - this.#o.keepMessages);
+      this.#stats.delivered++;
+      handed = true;
+      this.#events.emit('message', next);
+    }
+    if (handed) this.#persistChat(chat);
+    if (chat.held.size === 0) {
+      clearTimeout(chat.gapTimer);
+      chat.gapTimer = null;
+    } else if (!chat.gapTimer && !chat.syncing) {
+      chat.gapTimer = setTimeout(() => {
+        chat.gapTimer = null;
+        if (chat.held.size > 0) this.#sync(chat);
+      }, this.#o.gapWaitMs);
+    }
+  }
+
+  #persistChat(chat, now = false) {
+    const write = () => {
+      chat.persistTimer = null;
+      const saved = { chatId: chat.chatId, title: chat.title, members: chat.members, seq: chat.seq, messageId: chat.messageId,
+        messages: chat.messages, readSeq: chat.readSeq };
+      return this.#store.set(this.#chatKey(chat.chatId), saved)
+        .catch((error) => this.#events.emit('error', { source: 'store', error }));
+    };
+    if (now) {
+      clearTimeout(chat.persistTimer);
+      return write();
+    }
+    if (!chat.persistTimer) chat.persistTimer = setTimeout(write, this.#o.persistDelayMs);
+    return undefined;
+  }
+
+  async #resyncAll(conn) {
+    if (this.#o.chats === 'all') {
+      let after = null;
+      do {
+        const page = await this.rest('GET', `/api/chats?limit=500${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+        for (const c of page.chats) this.#learn(c);
+        after = page.next;
+      } while (after && !conn.dead);
+    } else {
+      for (const id of this.#o.chats) this.#chat(id).lastSeq = Number.MAX_SAFE_INTEGER;
+    }
+    // only chats with something past the cursor are read; at most syncConcurrency at a time
+    const todo = [...this.#chats.values()].filter((c) => c.lastSeq > c.seq || c.held.size > 0);
+    const workers = Array.from({ length: Math.min(this.#o.syncConcurrency, todo.length) }, async () => {
+      for (let chat = todo.shift(); chat && !conn.dead; chat = todo.shift()) await this.#sync(chat);
+    });
+    await Promise.all(workers);
+    if (!conn.dead) this.#events.emit('caughtUp', { chats: this.#chats.size });
+  }
+
+  #learn(c) {
+    const chat = this.#chat(c.chatId);
+    chat.title = c.title ?? null;
+    chat.members = c.members ?? chat.members;
+    if (typeof c.lastSeq === 'number' && c.lastSeq > chat.lastSeq) chat.lastSeq = c.lastSeq;
+    if (c.readSeq) for (const [u, s] of Object.entries(c.readSeq)) if (!(chat.readSeq[u] >= s)) chat.readSeq[u] = s;
+    return chat;
+  }
+
+  /**
+   * Reads the chat's history from its cursor until hasMore is false. One read per chat at a
+   * time; asked again meanwhile, it goes round once more when the current read ends.
+   */
+  #sync(chat) {
+    if (chat.syncing) {
+      chat.again = true;
+      return chat.syncing;
+    }
+    clearTimeout(chat.gapTimer);
+    chat.gapTimer = null;
+    chat.syncing = (async () => {
+      try {
+        do {
+          chat.again = false;
+          let since = chat.messageId;
+          let first = true;
+          for (;;) {
+            const q = `limit=${this.#o.pageSize}${since ? `&since=${encodeURIComponent(since)}` : ''}`;
+            const page = await this.rest('GET', `/api/chats/${encodeURIComponent(chat.chatId)}/messages?${q}`);
+            this.#stats.historyPages++;
+            const msgs = page.messages ?? [];
+            if (first && msgs.length > 0 && msgs[0].seq > chat.seq + 1) {
+              // history older than this is gone (retention): the server starts at what it keeps. Said, not skipped silently.
+              const from = chat.seq + 1;
+              chat.seq = msgs[0].seq - 1;
+              for (const s of chat.held.keys()) if (s <= chat.seq) chat.held.delete(s);
+              this.#events.emit('gap', { chatId: chat.chatId, fromSeq: from, toSeq: chat.seq });
+            }
+            first = false;
+            for (const m of msgs) this.#take(chat, messageOf(m));
+            if (!page.hasMore || msgs.length === 0) break;
+            since = msgs[msgs.length - 1].messageId;
+          }
+        } while (chat.again);
+        this.#events.emit('synced', { chatId: chat.chatId, seq: chat.seq });
+      } catch (error) {
+        if (error?.status === 404) this.#events.emit('error', { source: 'sync', chatId: chat.chatId, error });
+        else {
+          this.#events.emit('error', { source: 'sync', chatId: chat.chatId, error });
+          // a read that failed is tried again while connected (the next connect reads anyway)
+          if (this.#conn?.welcomed) chat.gapTimer = setTimeout(() => { chat.gapTimer = null; this.#sync(chat); }, this.#o.backoffMaxMs / 4);
+        }
+      } finally {
+        chat.syncing = null;
+        if (chat.held.size > 0 && !chat.gapTimer) this.#drain(chat);
+      }
+    })();
+    return chat.syncing;
+  }
+
+  /** Reads a chat (and starts following it if it was not known): REST GET /api/chats/{chatId}. */
+  async getChat(chatId) {
+    const c = await this.rest('GET', `/api/chats/${encodeURIComponent(chatId)}`);
+    const chat = this.#learn(c);
+    if (chat.lastSeq > chat.seq) this.#sync(chat);
+    return { ...c };
+  }
+
+  async createChat(members, title) {
+    const c = await this.rest('POST', '/api/chats', title == null ? { members } : { members, title });
+    this.#learn(c);
+    return c;
+  }
+
+  async addMember(chatId, userId) {
+    const c = await this.rest('POST', `/api/chats/${encodeURIComponent(chatId)}/members`, { userId });
+    this.#learn(c);
+    return c;
+  }
+
+  /** Every chat of the caller, all pages. */
+  async listChats() {
+    const out = [];
+    let after = null;
+    do {
+      const page = await this.rest('GET', `/api/chats?limit=500${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      for (const c of page.chats) { this.#learn(c); out.push(c); }
+      after = page.next;
+    } while (after);
+    return out;
+  }
+
+  // ---------------------------------------------------------------- receipts
+
+  /** Marks the chat read up to seq; sent now if connected, else on the next connection. */
+  markRead(chatId, seq) {
+    const chat = this.#chat(chatId);
+    if (!(seq > chat.readWanted)) return;
+    chat.readWanted = seq;
+    this.#frame(this.#conn?.welcomed ? this.#conn : null, { type: 'read', chatId, seq });
+  }
+
+  /** The members' read positions known for the chat (from getChat and live receipts). */
+  readSeq(chatId) { return { ...(this.#chats.get(chatId)?.readSeq ?? {}) }; }
+
+  #onRead(f) {
+    const chat = this.#chat(f.chatId);
+    if (!(chat.readSeq[f.userId] >= f.seq)) {
+      chat.readSeq[f.userId] = f.seq;
+      this.#persistChat(chat);
+    }
+    this.#events.emit('read', { chatId: f.chatId, userId: f.userId, seq: f.seq });
+  }
+
+  // ---------------------------------------------------------------- sends
+
+  /**
+   * Posts a message. It is stored before it goes out, and kept until the server answers
+   * accepted: re-sent with the same correlationId after a reconnect, retried with backoff on
+   * overloaded / rate_limited / unavailable. Resolves with the accepted frame; rejects (and emits
+   * failed) on invalid / too_large / not_found. With ordered (the default), a chat's sends go one
+   * at a time, so they commit in the order they were made even when one has to be retried.
+   */
+  send(chatId, body, { correlationId = newCorrelationId() } = {}) {
+    let settle;
+    const promise = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+    promise.catch(() => { /* handled through the failed event when the caller does not await */ });
+    if (this.#pending.has(correlationId)) {
+      const existing = this.#pending.get(correlationId);
+      return existing.promise ?? promise;
+    }
+    const s = { correlationId, chatId, body, createdAt: new Date().toISOString(), ordinal: this.#ordinal++,
+      state: 'saving', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise, settle };
+    this.#pending.set(correlationId, s);
+    this.#chat(chatId);
+    this.#store.set(this.#sendKey(correlationId), { correlationId, chatId, body, createdAt: s.createdAt, ordinal: s.ordinal })
+      .catch((error) => this.#events.emit('error', { source: 'store', error }))
+      .finally(() => {
+        if (s.state === 'saving') s.state = 'queued';
+        this.#pump();
+      });
+    return promise;
+  }
+
+  #pump() {
+    const conn = this.#conn;
+    if (!conn?.welcomed || conn.dead) return;
+    const max = this.#limits.maxInflightSends ?? 256;
+    const busy = new Set();
+    for (const s of this.#pending.values()) {
+      if (this.#inflight >= max) break;
+      if (s.state === 'queued' && !(this.#o.ordered && busy.has(s.chatId))) {
+        s.state = 'inflight';
+        s.attempts++;
+        s.wiredAt = Date.now();
+        this.#inflight++;
+        if (s.attempts > 1) this.#stats.resent++; else this.#stats.sent++;
+        this.#frame(conn, { type: 'send', correlationId: s.correlationId, chatId: s.chatId, body: s.body });
+      }
+      if (s.state !== 'done') busy.add(s.chatId);
+    }
+  }
+
+  #finish(s) {
+    if (s.state === 'inflight') this.#inflight--;
+    s.state = 'done';
+    clearTimeout(s.timer);
+    this.#pending.delete(s.correlationId);
+    this.#store.delete(this.#sendKey(s.correlationId)).catch((error) => this.#events.emit('error', { source: 'store', error }));
+  }
+
+  #onAccepted(f) {
+    const s = this.#pending.get(f.correlationId);
+    const chat = this.#chat(f.chatId);
+    if (s) {
+      this.#finish(s);
+      const accepted = { correlationId: f.correlationId, messageId: f.messageId, chatId: f.chatId, seq: f.seq, sentAt: f.sentAt };
+      s.settle?.resolve(accepted);
+      this.#events.emit('accepted', { ...accepted, body: s.body });
+      this.#take(chat, { messageId: f.messageId, correlationId: f.correlationId, chatId: f.chatId, seq: f.seq,
+        senderId: this.#userId, body: s.body, sentAt: f.sentAt, kind: 'text' });
+    } else if (f.seq > chat.seq) {
+      // an answer to a send already settled (a re-send answered twice): its message comes from history
+      if (f.seq > chat.lastSeq) chat.lastSeq = f.seq;
+      this.#sync(chat);
+    }
+    this.#pump();
+  }
+
+  #onError(f) {
+    if (f.streamId != null && f.correlationId == null) return this.#onStreamError(this.#subs.get(f.streamId), f);
+    const s = f.correlationId != null ? this.#pending.get(f.correlationId) : undefined;
+    if (!s) return this.#events.emit('error', { source: 'server', code: f.code, message: f.message, frame: f });
+    if (RETRY.has(f.code)) {
+      if (s.state === 'inflight') this.#inflight--;
+      s.state = 'retry';
+      const wait = fullJitter(s.retries++, this.#o.sendRetryInitialMs, this.#o.sendRetryMaxMs);
+      this.#stats.retried++;
+      this.#events.emit('retry', { correlationId: s.correlationId, chatId: s.chatId, code: f.code, delayMs: wait });
+      s.timer = setTimeout(() => {
+        if (s.state === 'retry') s.state = 'queued';
+        this.#pump();
+      }, wait);
+      return undefined;
+    }
+    this.#finish(s);
+    const error = new WaterlineError(f.code, f.message, { correlationId: s.correlationId, chatId: s.chatId });
+    s.settle?.reject(error);
+    this.#events.emit('failed', { correlationId: s.correlationId, chatId: s.chatId, body: s.body, code: f.code, message: f.message });
+    this.#pump();
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- streams
+
+  /**
+   * Follows a stream from fromSeq (default 1): every chunk once, in seq order, across
+   * reconnects (resumed from the last seen + 1). transport 'ws' uses the WebSocket, 'sse' the
+   * server-sent events endpoint; 'auto' (the default) uses the WebSocket when it is open, or
+   * when no WebSocket is at hand SSE, which also needs no long-lived socket.
+   */
+  subscribe(streamId, { fromSeq = 1, transport = 'auto' } = {}) {
+    const existing = this.#subs.get(streamId);
+    if (existing) return existing.handle;
+    const chosen = transport === 'auto' ? (this.#WebSocket && this.#conn?.welcomed ? 'ws' : 'sse') : transport;
+    let finish;
+    const done = new Promise((resolve, reject) => { finish = { resolve, reject }; });
+    done.catch(() => { /* also emitted as an error event */ });
+    const sub = { streamId, transport: chosen, nextSeq: fromSeq, state: null, lastSeq: null, subscribed: false, closed: false,
+      finished: false, finish, abort: null, received: 0 };
+    sub.close = () => {
+      if (sub.closed) return;
+      sub.closed = true;
+      this.#subs.delete(streamId);
+      sub.abort?.abort();
+      if (sub.transport === 'ws' && sub.subscribed) this.#frame(this.#conn, { type: 'unsubscribe', streamId });
+      if (!sub.finished) sub.finish.resolve({ streamId, state: sub.state, lastSeq: sub.lastSeq, closed: true });
+    };
+    sub.handle = {
+      streamId, transport: chosen, done, close: sub.close,
+      get nextSeq() { return sub.nextSeq; }, get state() { return sub.state; }, get lastSeq() { return sub.lastSeq; },
+    };
+    this.#subs.set(streamId, sub);
+    if (chosen === 'ws') this.#subscribeWs(sub);
+    else this.#runSse(sub);
+    return sub.handle;
+  }
+
+  #subscribeWs(sub) {
+    if (sub.closed || sub.finished) return;
+    sub.subscribed = this.#frame(this.#conn?.welcomed ? this.#conn : null, { type: 'subscribe', streamId: sub.streamId, fromSeq: sub.nextSeq });
+  }
+
+  #onChunk(sub, f) {
+    if (!sub || sub.closed || sub.finished) return;
+    if (f.seq < sub.nextSeq) return;
+    if (f.seq > sub.nextSeq) {
+      // never expected (the server sends each chunk in order); resumed from the first missing one
+      this.#events.emit('error', { source: 'stream', streamId: sub.streamId, error: new WaterlineError('gap', `chunk ${f.seq} while ${sub.nextSeq} was next`) });
+      if (sub.transport === 'ws') {
+        this.#frame(this.#conn, { type: 'unsubscribe', streamId: sub.streamId });
+        this.#subscribeWs(sub);
+      } else sub.abort?.abort('gap');
+      return;
+    }
+    sub.nextSeq = f.seq + 1;
+    sub.received++;
+    const { type, ...chunk } = f;
+    chunk.streamId = sub.streamId;
+    this.#events.emit('chunk', chunk);
+    this.#maybeFinished(sub);
+  }
+
+  #onStreamState(sub, f) {
+    if (!sub || sub.closed || sub.finished) return;
+    sub.state = f.state;
+    sub.lastSeq = f.lastSeq;
+    this.#events.emit('stream', { streamId: sub.streamId, state: f.state, lastSeq: f.lastSeq });
+    this.#maybeFinished(sub);
+  }
+
+  #maybeFinished(sub) {
+    if ((sub.state === 'complete' || sub.state === 'aborted') && sub.nextSeq > sub.lastSeq) {
+      sub.finished = true;
+      this.#subs.delete(sub.streamId);
+      sub.abort?.abort();
+      sub.finish.resolve({ streamId: sub.streamId, state: sub.state, lastSeq: sub.lastSeq });
+    }
+  }
+
+  #onStreamError(sub, f) {
+    if (!sub) return this.#events.emit('error', { source: 'server', code: f.code, message: f.message, frame: f });
+    if (RETRY.has(f.code)) {
+      sub.subscribed = false;
+      setTimeout(() => this.#subscribeWs(sub), fullJitter(1, this.#o.sendRetryInitialMs, this.#o.sendRetryMaxMs));
+      return undefined;
+    }
+    this.#failStream(sub, new WaterlineError(f.code, f.message, { streamId: sub.streamId }));
+    return undefined;
+  }
+
+  #failStream(sub, error) {
+    sub.finished = true;
+    this.#subs.delete(sub.streamId);
+    this.#events.emit('error', { source: 'stream', streamId: sub.streamId, error });
+    sub.finish.reject(error);
+  }
+
+  async #runSse(sub) {
+    let attempt = 0;
+    while (!sub.closed && !sub.finished && !this.#closed) {
+      sub.abort = new AbortController();
+      try {
+        const url = new URL(`/api/streams/${encodeURIComponent(sub.streamId)}/events`, this.url);
+        url.searchParams.set('fromSeq', String(sub.nextSeq));
+        const res = await this.#fetch(url, { headers: { Authorization: `Bearer ${this.#token}`, Accept: 'text/event-stream' }, signal: sub.abort.signal });
+        if (res.status === 401) this.#token = await this.#freshToken('expired');
+        else if (res.status === 403 || res.status === 404 || res.status === 400) {
+          const body = await res.json().catch(() => ({}));
+          return this.#failStream(sub, new WaterlineError(body.error ?? `http_${res.status}`, body.message, { status: res.status, streamId: sub.streamId }));
+        } else if (res.ok) {
+          for await (const ev of readEventStream(res.body)) {
+            attempt = 0;
+            const data = JSON.parse(ev.data);
+            if (ev.event === 'chunk') this.#onChunk(sub, { ...data, seq: data.seq ?? Number(ev.id) });
+            else if (ev.event === 'stream') this.#onStreamState(sub, data);
+          }
+        }
+      } catch (error) {
+        if (sub.closed || sub.finished) return undefined;
+        if (error?.name !== 'AbortError') this.#events.emit('error', { source: 'stream', streamId: sub.streamId, error });
+      }
+      if (sub.closed || sub.finished) return undefined;
+      await delay(fullJitter(attempt++, this.#o.backoffInitialMs, this.#o.backoffMaxMs));
+    }
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- REST
+
+  /**
+   * An authenticated REST call on the server in use: JSON in and out. A 401 asks the token
+   * provider once for a fresh token; a 429 waits its Retry-After (at most 3 times); a network
+   * failure tries the next URL of the list. Other errors reject with a WaterlineError carrying
+   * the answer's error code and status.
+   */
+  async rest(method, path, body) {
+    let refreshed = false;
+    let limited = 0;
+    let failedOver = 0;
+    for (;;) {
+      const base = this.#conn?.welcomed ? this.#conn.base : this.url;
+      let res;
+      try {
+        if (!this.#token) this.#token = await this.#freshToken('start');
+        res = await this.#fetch(new URL(path, base), {
+          method,
+          headers: { Authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(15_000),
+        });
+      } catch (error) {
+        if (++failedOver < this.#urls.length && !this.#conn?.welcomed) { this.#urlIndex++; continue; }
+        throw new WaterlineError('unavailable', `${method} ${path}: ${error?.message ?? error}`, { cause: error });
+      }
+      if (res.status === 401 && !refreshed && typeof this.#tokenSource === 'function') {
+        refreshed = true;
+        this.#token = await this.#freshToken('expired');
+        continue;
+      }
+      if (res.status === 429 && limited++ < 3) {
+        const after = Number(res.headers.get('Retry-After'));
+        await delay(Math.min(10_000, (Number.isFinite(after) && after > 0 ? after * 1000 : 1000)));
+        continue;
+      }
+      const text = await res.text();
+      let json = null;
+      try { json = text ? JSON.parse(text) : null; } catch { json = { error: 'invalid', message: text }; }
+      if (!res.ok) throw new WaterlineError(json?.error ?? `http_${res.status}`, json?.message ?? res.statusText, { status: res.status, body: json });
+      return json;
+    }
+  }
+}

@@ -1,0 +1,129 @@
+// The server the tests talk to: the packaged jar (target/waterline-*.jar of the repository) in the
+// zero-configuration mode, with its own data folder and a free loopback port, started in a
+// process group of its own so that kill() takes the JVM and its embedded PostgreSQL and Redis
+// at once, as a lost machine would; restart() starts it again on the same port and data.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, existsSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export function serverJar() {
+  if (process.env.WATERLINE_JAR) return process.env.WATERLINE_JAR;
+  const dir = join(REPO, 'target');
+  const jar = existsSync(dir) && readdirSync(dir).find((f) => /^waterline-.*\.jar$/.test(f) && !f.endsWith('-plain.jar'));
+  if (!jar) throw new Error(`no server jar in ${dir}: run ./mvnw -DskipTests package (or ./mvnw verify) first`);
+  return join(dir, jar);
+}
+
+/** A JDK of 21 or newer, found as .ci/run finds it (JAVA_HOME, the PATH, the usual folders). */
+export function javaCommand() {
+  const home = execFileSync('bash', ['-c', '. .ci/find-jdk >/dev/null && printf %s "$JAVA_HOME"'], { cwd: REPO, encoding: 'utf8' });
+  return home ? join(home, 'bin', 'java') : 'java';
+}
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+
+async function waitReady(base, proc, logFile, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`the server exited during start; see ${logFile}`);
+    try {
+      const r = await fetch(`${base}/actuator/health/readiness`, { signal: AbortSignal.timeout(2000) });
+      if (r.status === 200) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the server was not ready within ${timeoutMs} ms; see ${logFile}`);
+}
+
+function alive(pid) {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+export class TestServer {
+  constructor({ port, dataDir, args = [] }) {
+    this.port = port;
+    this.dataDir = dataDir;
+    this.args = args;
+    this.base = `http://127.0.0.1:${port}`;
+    this.proc = null;
+    this.starts = 0;
+  }
+
+  static async start(options = {}) {
+    const dir = mkdtempSync(join(process.env.WATERLINE_TEST_TMP ?? tmpdir(), 'waterline-js-'));
+    const server = new TestServer({ port: options.port ?? await freePort(), dataDir: join(dir, 'data'), args: options.args });
+    server.workDir = dir;
+    await server.#launch();
+    return server;
+  }
+
+  async #launch() {
+    this.starts++;
+    this.logFile = join(this.workDir, `server-${this.starts}.log`);
+    const out = openSync(this.logFile, 'a');
+    this.proc = spawn(javaCommand(), ['-XX:+ExitOnOutOfMemoryError', '-Xmx512m', '-jar', serverJar(),
+      `--server.port=${this.port}`, '--server.address=127.0.0.1', `--waterline.embedded.data-dir=${this.dataDir}`,
+      '--waterline.gateway.max-connections-per-address=0', '--waterline.api.requests-per-second=100000',
+      '--waterline.api.burst=100000', ...this.args], { detached: true, stdio: ['ignore', out, out] });
+    closeSync(out);
+    this.exited = new Promise((r) => this.proc.once('exit', r));
+    await waitReady(this.base, this.proc, this.logFile, 180_000);
+  }
+
+  /**
+   * SIGKILL to everything, as a lost machine: the JVM's process group (the JVM and its Redis)
+   * and the embedded PostgreSQL, which runs in a session of its own (pg_ctl starts it so) and is
+   * named by the postmaster.pid in its data folder.
+   */
+  async kill() {
+    const pidFile = join(this.dataDir, 'postgres', 'postmaster.pid');
+    const postmaster = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : 0;
+    try { process.kill(-this.proc.pid, 'SIGKILL'); } catch (e) { if (e.code !== 'ESRCH') throw e; }
+    await this.exited;
+    if (postmaster > 0) {
+      try { process.kill(postmaster, 'SIGKILL'); } catch (e) { if (e.code !== 'ESRCH') throw e; }
+      // its backends leave when they see the postmaster gone; the data folder is free once none is left
+      while (alive(postmaster)) await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Starts again on the same port and data folder (after kill or stop). */
+  async restart() {
+    await this.#launch();
+  }
+
+  /** A graceful stop (SIGTERM), then whatever is left of the group. */
+  async stop() {
+    if (!this.proc || this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    this.proc.kill('SIGTERM');
+    const timer = setTimeout(() => { try { process.kill(-this.proc.pid, 'SIGKILL'); } catch { /* gone */ } }, 60_000);
+    await this.exited;
+    clearTimeout(timer);
+    try { process.kill(-this.proc.pid, 'SIGKILL'); } catch { /* the group is gone */ }
+  }
+
+  /** Stops the server (gracefully) and removes its folder. */
+  async dispose() {
+    await this.stop();
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+
+  log() { return readFileSync(this.logFile, 'utf8'); }
+
+  async token(userId) {
+    const r = await fetch(`${this.base}/api/dev/tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ userId }) });
+    if (r.status !== 200) throw new Error(`dev token for ${userId}: ${r.status} ${await r.text()}`);
+    return (await r.json()).token;
+  }
+}
