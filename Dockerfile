@@ -18,6 +18,7 @@ COPY mvnw pom.xml ./
 COPY .mvn .mvn
 RUN ./mvnw -B -q dependency:go-offline
 COPY src/main src/main
+COPY clients/js/src clients/js/src
 RUN ./mvnw -B -q -Dmaven.test.skip=true package \
  && mv target/waterline-*.jar application.jar \
  && java -Djarmode=tools -jar application.jar extract --layers --destination extracted

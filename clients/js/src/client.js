@@ -25,6 +25,9 @@ import { readEventStream } from './sse.js';
 /** Send errors that mean "not accepted, try again later" (PROTOCOL.md §3). */
 export const RETRIABLE = Object.freeze(['overloaded', 'rate_limited', 'unavailable']);
 const RETRY = new Set(RETRIABLE);
+/** Send errors that mean "never": the send is dropped and reported failed. */
+const FINAL = new Set(['invalid', 'too_large', 'not_found', 'forbidden']);
+const UNKNOWN_CODE_RETRIES = 5;
 const OPEN = 1;
 
 export class WaterlineError extends Error {
@@ -109,7 +112,7 @@ export class WaterlineClient {
   #subs = new Map();
   #stats = { connects: 0, welcomes: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
   #onOnline = () => this.#reconnectNow();
-  #onPageHide = () => { for (const chat of this.#chats.values()) this.#persistChat(chat, true); };
+  #onPageHide = () => { for (const chat of this.#chats.values()) if (chat.dirty) this.#persistChat(chat, true); };
 
   /**
    * @param {object} options see index.d.ts (ClientOptions)
@@ -140,15 +143,23 @@ export class WaterlineClient {
 
   /** Loads the store and connects; resolves once the stored state is loaded (not when connected). */
   start() {
+    if (this.#closed) return Promise.reject(new WaterlineError('closed', 'the client is closed'));
     if (!this.#started) {
-      this.#started = (async () => {
+      const started = (async () => {
         this.#token = await this.#freshToken('start');
         this.#userId = tokenSubject(this.#token);
         await this.#load();
+        if (this.#closed) return;
         globalThis.addEventListener?.('online', this.#onOnline);
         globalThis.addEventListener?.('pagehide', this.#onPageHide);
         this.#connect();
       })();
+      this.#started = started;
+      // a start that failed (the token provider, the store) may be tried again; it is also said as an event
+      started.catch((error) => {
+        if (this.#started === started) this.#started = null;
+        this.#events.emit('error', { source: 'start', error });
+      });
     }
     return this.#started;
   }
@@ -165,8 +176,12 @@ export class WaterlineClient {
       try { conn.ws.close(1000, 'bye'); } catch { /* already closed */ }
     }
     for (const s of this.#pending.values()) clearTimeout(s.timer);
-    for (const sub of this.#subs.values()) sub.close();
-    await Promise.all([...this.#chats.values()].map((c) => this.#persistChat(c, true)));
+    for (const sub of [...this.#subs.values()]) sub.close();
+    for (const chat of this.#chats.values()) {
+      clearTimeout(chat.gapTimer);
+      chat.gapTimer = null;
+    }
+    await Promise.all([...this.#chats.values()].filter((c) => c.dirty).map((c) => this.#persistChat(c, true)));
     this.#setState('closed');
   }
 
@@ -190,8 +205,12 @@ export class WaterlineClient {
     const base = this.url;
     this.#setState(this.#stats.welcomes === 0 && this.#stats.connects === 0 ? 'connecting' : 'reconnecting', { url: base, attempt: this.#attempt });
     this.#stats.connects++;
-    const conn = { ws: null, base, welcomed: false, welcomedAt: 0, lastSent: Date.now(), lastReceived: Date.now(), acks: [], ackTimer: null, timers: [], dead: false };
+    const conn = { ws: null, base, stop: new AbortController(), lastSend: null, welcomed: false, welcomedAt: 0, lastSent: Date.now(), lastReceived: Date.now(), acks: [], ackTimer: null, timers: [], dead: false };
     this.#conn = conn;
+    // armed before the token is asked for: a provider that never answers must not stop reconnecting
+    conn.timers.push(setTimeout(() => {
+      if (!conn.welcomed) this.#abandon(conn, 'no welcome within ' + this.#o.connectTimeoutMs + ' ms');
+    }, this.#o.connectTimeoutMs));
     try {
       this.#token = await this.#freshToken(this.#stats.connects === 1 ? 'start' : 'reconnect');
       if (conn.dead) return;
@@ -207,9 +226,10 @@ export class WaterlineClient {
     ws.addEventListener('close', (ev) => this.#dropConnection(conn, ev.code, ev.reason));
     // a socket that fails to open may report only its error (Node 20's WebSocket does): handled as closed
     ws.addEventListener('error', () => { if (!conn.welcomed) this.#abandon(conn, 'the connection failed'); });
-    conn.timers.push(setTimeout(() => {
-      if (!conn.welcomed) this.#abandon(conn, 'no welcome within ' + this.#o.connectTimeoutMs + ' ms');
-    }, this.#o.connectTimeoutMs));
+    ws.addEventListener('close', (ev) => {
+      // a frame over the server's limit closes with 1009 instead of an answer: that send fails rather than loop
+      if (ev.code === 1009 && conn.lastSend) this.#failLocally(conn.lastSend, 'too_large', 'the frame was over the server\'s maxFrameBytes');
+    });
   }
 
   /** Gives up on a connection that does not answer: handled as closed at once, whatever its socket does later. */
@@ -237,6 +257,7 @@ export class WaterlineClient {
   #dropConnection(conn, code, reason) {
     if (conn.dead) return;
     conn.dead = true;
+    conn.stop.abort();
     for (const t of conn.timers) { clearTimeout(t); clearInterval(t); }
     clearTimeout(conn.ackTimer);
     if (this.#conn !== conn) return;
@@ -260,9 +281,13 @@ export class WaterlineClient {
   }
 
   #frame(conn, obj) {
-    if (!conn || conn.dead || conn.ws.readyState !== OPEN) return false;
+    return this.#frameText(conn, JSON.stringify(obj));
+  }
+
+  #frameText(conn, text) {
+    if (!conn || conn.dead || !conn.ws || conn.ws.readyState !== OPEN) return false;
     try {
-      conn.ws.send(JSON.stringify(obj));
+      conn.ws.send(text);
     } catch (error) {
       this.#events.emit('error', { source: 'socket', error });
       this.#abandon(conn, 'write failed');
@@ -367,17 +392,22 @@ export class WaterlineClient {
       if (s?.correlationId) sends.push(s);
     }
     sends.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.ordinal - b.ordinal);
+    // restored sends were written before any made since start(): they go first
+    const fresh = [...this.#pending.entries()];
+    this.#pending.clear();
     for (const s of sends) {
-      this.#pending.set(s.correlationId, { ...s, state: 'queued', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise: null });
+      if (fresh.some(([id]) => id === s.correlationId)) continue;
+      this.#pending.set(s.correlationId, { ...s, state: 'queued', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise: null, settle: null });
       this.#ordinal = Math.max(this.#ordinal, (s.ordinal ?? 0) + 1);
     }
+    for (const [id, s] of fresh) this.#pending.set(id, s);
   }
 
   #chat(chatId) {
     let chat = this.#chats.get(chatId);
     if (!chat) {
       chat = { chatId, title: null, members: [], lastSeq: 0, seq: 0, messageId: null, messages: [], held: new Map(),
-        readSeq: {}, readWanted: 0, syncing: null, again: false, gapTimer: null, persistTimer: null };
+        readSeq: {}, readWanted: 0, syncing: null, again: false, gapTimer: null, persistTimer: null, dirty: false };
       this.#chats.set(chatId, chat);
       this.#events.emit('chat', this.#chatView(chat));
     }
@@ -410,6 +440,7 @@ export class WaterlineClient {
   }
 
   #take(chat, m) {
+    if (this.#closed) return;
     if (m.seq <= chat.seq || chat.held.has(m.seq)) {
       this.#stats.duplicates++;
       return;
@@ -435,7 +466,8 @@ export class WaterlineClient {
     if (chat.held.size === 0) {
       clearTimeout(chat.gapTimer);
       chat.gapTimer = null;
-    } else if (!chat.gapTimer && !chat.syncing) {
+    } else if (!chat.gapTimer && !chat.syncing && !this.#closed && this.#conn?.welcomed) {
+      // while disconnected nothing is armed: the next welcome reads every chat that holds a gap
       chat.gapTimer = setTimeout(() => {
         chat.gapTimer = null;
         if (chat.held.size > 0) this.#sync(chat);
@@ -444,12 +476,20 @@ export class WaterlineClient {
   }
 
   #persistChat(chat, now = false) {
-    const write = () => {
+    chat.dirty = true;
+    const write = async () => {
       chat.persistTimer = null;
+      chat.dirty = false;
       const saved = { chatId: chat.chatId, title: chat.title, members: chat.members, seq: chat.seq, messageId: chat.messageId,
         messages: chat.messages, readSeq: chat.readSeq };
-      return this.#store.set(this.#chatKey(chat.chatId), saved)
-        .catch((error) => this.#events.emit('error', { source: 'store', error }));
+      try {
+        const key = this.#chatKey(chat.chatId);
+        const stored = await this.#store.get(key);
+        if (stored && stored.seq > saved.seq) return;
+        await this.#store.set(key, saved);
+      } catch (error) {
+        this.#events.emit('error', { source: 'store', error });
+      }
     };
     if (now) {
       clearTimeout(chat.persistTimer);
@@ -459,30 +499,60 @@ export class WaterlineClient {
     return undefined;
   }
 
+  /**
+   * §4 on every (re)connect: the chat list says which chats have something past their cursor,
+   * and those are read from history. If the list cannot be had, every chat already known is
+   * read anyway (a read from an up-to-date cursor is one empty page), and the list is asked
+   * again with backoff for chats this client does not know yet; caughtUp comes once both ended.
+   */
   async #resyncAll(conn) {
-    if (this.#o.chats === 'all') {
-      let after = null;
-      do {
-        const page = await this.rest('GET', `/api/chats?limit=500${after ? `&after=${encodeURIComponent(after)}` : ''}`);
-        for (const c of page.chats) this.#learn(c);
-        after = page.next;
-      } while (after && !conn.dead);
-    } else {
-      for (const id of this.#o.chats) this.#chat(id).lastSeq = Number.MAX_SAFE_INTEGER;
+    const live = () => !conn.dead && !this.#closed;
+    const listAll = async () => {
+      if (this.#o.chats !== 'all') {
+        for (const id of this.#o.chats) this.#chat(id).lastSeq = Number.MAX_SAFE_INTEGER;
+        return true;
+      }
+      try {
+        let after = null;
+        do {
+          const page = await this.rest('GET', `/api/chats?limit=500${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+          for (const c of page.chats) this.#learn(c);
+          after = page.next;
+        } while (after && live());
+        return true;
+      } catch (error) {
+        this.#events.emit('error', { source: 'resync', error });
+        return false;
+      }
+    };
+    const syncWhere = async (pick) => {
+      const todo = [...this.#chats.values()].filter(pick);
+      const workers = Array.from({ length: Math.min(this.#o.syncConcurrency, todo.length) }, async () => {
+        for (let chat = todo.shift(); chat && live(); chat = todo.shift()) await this.#sync(chat);
+      });
+      await Promise.all(workers);
+    };
+    const behind = (c) => c.lastSeq > c.seq || c.held.size > 0;
+    let listed = await listAll();
+    await syncWhere(listed ? behind : () => true);
+    for (let attempt = 0; !listed && live(); attempt++) {
+      await delay(fullJitter(attempt + 1, this.#o.backoffInitialMs, this.#o.backoffMaxMs), conn.stop.signal);
+      if (!live()) return;
+      listed = await listAll();
+      if (listed) await syncWhere(behind);
     }
-    // only chats with something past the cursor are read; at most syncConcurrency at a time
-    const todo = [...this.#chats.values()].filter((c) => c.lastSeq > c.seq || c.held.size > 0);
-    const workers = Array.from({ length: Math.min(this.#o.syncConcurrency, todo.length) }, async () => {
-      for (let chat = todo.shift(); chat && !conn.dead; chat = todo.shift()) await this.#sync(chat);
-    });
-    await Promise.all(workers);
-    if (!conn.dead) this.#events.emit('caughtUp', { chats: this.#chats.size });
+    if (live()) this.#events.emit('caughtUp', { chats: this.#chats.size });
   }
 
   #learn(c) {
     const chat = this.#chat(c.chatId);
+    const before = JSON.stringify([chat.title, chat.members]);
     chat.title = c.title ?? null;
     chat.members = c.members ?? chat.members;
+    if (JSON.stringify([chat.title, chat.members]) !== before) {
+      this.#persistChat(chat);
+      this.#events.emit('chat', this.#chatView(chat));
+    }
     if (typeof c.lastSeq === 'number' && c.lastSeq > chat.lastSeq) chat.lastSeq = c.lastSeq;
     if (c.readSeq) for (const [u, s] of Object.entries(c.readSeq)) if (!(chat.readSeq[u] >= s)) chat.readSeq[u] = s;
     return chat;
@@ -501,6 +571,7 @@ export class WaterlineClient {
     chat.gapTimer = null;
     chat.syncing = (async () => {
       try {
+        if (this.#closed) return;
         do {
           chat.again = false;
           let since = chat.messageId;
@@ -529,7 +600,7 @@ export class WaterlineClient {
         else {
           this.#events.emit('error', { source: 'sync', chatId: chat.chatId, error });
           // a read that failed is tried again while connected (the next connect reads anyway)
-          if (this.#conn?.welcomed) chat.gapTimer = setTimeout(() => { chat.gapTimer = null; this.#sync(chat); }, this.#o.backoffMaxMs / 4);
+          if (this.#conn?.welcomed && !this.#closed) chat.gapTimer = setTimeout(() => { chat.gapTimer = null; this.#sync(chat); }, this.#o.backoffMaxMs / 4);
         }
       } finally {
         chat.syncing = null;
@@ -578,6 +649,7 @@ export class WaterlineClient {
     const chat = this.#chat(chatId);
     if (!(seq > chat.readWanted)) return;
     chat.readWanted = seq;
+    if (this.#userId && !(chat.readSeq[this.#userId] >= seq)) chat.readSeq[this.#userId] = seq;
     this.#frame(this.#conn?.welcomed ? this.#conn : null, { type: 'read', chatId, seq });
   }
 
@@ -603,18 +675,25 @@ export class WaterlineClient {
    * at a time, so they commit in the order they were made even when one has to be retried.
    */
   send(chatId, body, { correlationId = newCorrelationId() } = {}) {
+    if (!this.#started) throw new WaterlineError('invalid', 'call start() before send()');
+    if (this.#closed) throw new WaterlineError('closed', 'the client is closed');
     let settle;
     const promise = new Promise((resolve, reject) => { settle = { resolve, reject }; });
     promise.catch(() => { /* handled through the failed event when the caller does not await */ });
-    if (this.#pending.has(correlationId)) {
-      const existing = this.#pending.get(correlationId);
-      return existing.promise ?? promise;
+    promise.correlationId = correlationId;
+    const existing = this.#pending.get(correlationId);
+    if (existing) {
+      if (!existing.promise) Object.assign(existing, { promise, settle });
+      return existing.promise;
     }
     const s = { correlationId, chatId, body, createdAt: new Date().toISOString(), ordinal: this.#ordinal++,
       state: 'saving', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise, settle };
     this.#pending.set(correlationId, s);
-    this.#chat(chatId);
-    this.#store.set(this.#sendKey(correlationId), { correlationId, chatId, body, createdAt: s.createdAt, ordinal: s.ordinal })
+    // written once the user (the store's key prefix) is known: start() may still be loading
+    this.#started.then(() => {
+      this.#chat(chatId);
+      return this.#store.set(this.#sendKey(correlationId), { correlationId, chatId, body, createdAt: s.createdAt, ordinal: s.ordinal });
+    })
       .catch((error) => this.#events.emit('error', { source: 'store', error }))
       .finally(() => {
         if (s.state === 'saving') s.state = 'queued';
@@ -636,10 +715,25 @@ export class WaterlineClient {
         s.wiredAt = Date.now();
         this.#inflight++;
         if (s.attempts > 1) this.#stats.resent++; else this.#stats.sent++;
-        this.#frame(conn, { type: 'send', correlationId: s.correlationId, chatId: s.chatId, body: s.body });
+        const frame = JSON.stringify({ type: 'send', correlationId: s.correlationId, chatId: s.chatId, body: s.body });
+        const maxBytes = this.#limits.maxFrameBytes;
+        if (maxBytes && frame.length * 3 > maxBytes && new TextEncoder().encode(frame).length > maxBytes) {
+          // the server would close the connection (1009) rather than answer: refused here, as too_large
+          this.#failLocally(s, 'too_large', `the send frame is over the server's ${maxBytes} bytes`);
+          continue;
+        }
+        conn.lastSend = s;
+        if (!this.#frameText(conn, frame)) break;
       }
       if (s.state !== 'done') busy.add(s.chatId);
     }
+  }
+
+  #failLocally(s, code, message) {
+    if (s.state === 'done') return;
+    this.#finish(s);
+    s.settle?.reject(new WaterlineError(code, message, { correlationId: s.correlationId, chatId: s.chatId }));
+    this.#events.emit('failed', { correlationId: s.correlationId, chatId: s.chatId, body: s.body, code, message });
   }
 
   #finish(s) {
@@ -672,7 +766,7 @@ export class WaterlineClient {
     if (f.streamId != null && f.correlationId == null) return this.#onStreamError(this.#subs.get(f.streamId), f);
     const s = f.correlationId != null ? this.#pending.get(f.correlationId) : undefined;
     if (!s) return this.#events.emit('error', { source: 'server', code: f.code, message: f.message, frame: f });
-    if (RETRY.has(f.code)) {
+    if (RETRY.has(f.code) || (!FINAL.has(f.code) && s.retries < UNKNOWN_CODE_RETRIES)) {
       if (s.state === 'inflight') this.#inflight--;
       s.state = 'retry';
       const wait = fullJitter(s.retries++, this.#o.sendRetryInitialMs, this.#o.sendRetryMaxMs);
@@ -708,14 +802,19 @@ export class WaterlineClient {
     const done = new Promise((resolve, reject) => { finish = { resolve, reject }; });
     done.catch(() => { /* also emitted as an error event */ });
     const sub = { streamId, transport: chosen, nextSeq: fromSeq, state: null, lastSeq: null, subscribed: false, closed: false,
-      finished: false, finish, abort: null, received: 0 };
+      finished: false, finish, abort: null, stop: new AbortController(), retryTimer: null, retries: 0, received: 0 };
     sub.close = () => {
       if (sub.closed) return;
       sub.closed = true;
-      this.#subs.delete(streamId);
+      clearTimeout(sub.retryTimer);
+      sub.stop.abort();
       sub.abort?.abort();
-      if (sub.transport === 'ws' && sub.subscribed) this.#frame(this.#conn, { type: 'unsubscribe', streamId });
-      if (!sub.finished) sub.finish.resolve({ streamId, state: sub.state, lastSeq: sub.lastSeq, closed: true });
+      // a handle closed after its stream ended must not take a later subscription to the same stream with it
+      if (this.#subs.get(streamId) === sub) this.#subs.delete(streamId);
+      if (!sub.finished) {
+        if (sub.transport === 'ws' && sub.subscribed) this.#frame(this.#conn, { type: 'unsubscribe', streamId });
+        sub.finish.resolve({ streamId, state: sub.state, lastSeq: sub.lastSeq, closed: true });
+      }
     };
     sub.handle = {
       streamId, transport: chosen, done, close: sub.close,
@@ -728,6 +827,8 @@ export class WaterlineClient {
   }
 
   #subscribeWs(sub) {
+    clearTimeout(sub.retryTimer);
+    sub.retryTimer = null;
     if (sub.closed || sub.finished) return;
     sub.subscribed = this.#frame(this.#conn?.welcomed ? this.#conn : null, { type: 'subscribe', streamId: sub.streamId, fromSeq: sub.nextSeq });
   }
@@ -746,6 +847,7 @@ export class WaterlineClient {
     }
     sub.nextSeq = f.seq + 1;
     sub.received++;
+    sub.retries = 0;
     const { type, ...chunk } = f;
     chunk.streamId = sub.streamId;
     this.#events.emit('chunk', chunk);
@@ -763,7 +865,8 @@ export class WaterlineClient {
   #maybeFinished(sub) {
     if ((sub.state === 'complete' || sub.state === 'aborted') && sub.nextSeq > sub.lastSeq) {
       sub.finished = true;
-      this.#subs.delete(sub.streamId);
+      clearTimeout(sub.retryTimer);
+      if (this.#subs.get(sub.streamId) === sub) this.#subs.delete(sub.streamId);
       sub.abort?.abort();
       sub.finish.resolve({ streamId: sub.streamId, state: sub.state, lastSeq: sub.lastSeq });
     }
@@ -772,8 +875,10 @@ export class WaterlineClient {
   #onStreamError(sub, f) {
     if (!sub) return this.#events.emit('error', { source: 'server', code: f.code, message: f.message, frame: f });
     if (RETRY.has(f.code)) {
+      // rate_limited (too many streams followed, or over the rate) or unavailable: again, backing off further each time
       sub.subscribed = false;
-      setTimeout(() => this.#subscribeWs(sub), fullJitter(1, this.#o.sendRetryInitialMs, this.#o.sendRetryMaxMs));
+      clearTimeout(sub.retryTimer);
+      sub.retryTimer = setTimeout(() => this.#subscribeWs(sub), fullJitter(++sub.retries, this.#o.sendRetryInitialMs, this.#o.sendRetryMaxMs));
       return undefined;
     }
     this.#failStream(sub, new WaterlineError(f.code, f.message, { streamId: sub.streamId }));
@@ -782,7 +887,8 @@ export class WaterlineClient {
 
   #failStream(sub, error) {
     sub.finished = true;
-    this.#subs.delete(sub.streamId);
+    clearTimeout(sub.retryTimer);
+    if (this.#subs.get(sub.streamId) === sub) this.#subs.delete(sub.streamId);
     this.#events.emit('error', { source: 'stream', streamId: sub.streamId, error });
     sub.finish.reject(error);
   }
@@ -794,9 +900,16 @@ export class WaterlineClient {
       try {
         const url = new URL(`/api/streams/${encodeURIComponent(sub.streamId)}/events`, this.url);
         url.searchParams.set('fromSeq', String(sub.nextSeq));
-        const res = await this.#fetch(url, { headers: { Authorization: `Bearer ${this.#token}`, Accept: 'text/event-stream' }, signal: sub.abort.signal });
-        if (res.status === 401) this.#token = await this.#freshToken('expired');
-        else if (res.status === 403 || res.status === 404 || res.status === 400) {
+        const used = this.#token;
+        const res = await this.#fetch(url, { headers: { Authorization: `Bearer ${used}`, Accept: 'text/event-stream' }, signal: sub.abort.signal });
+        const refused = res.status === 403 || res.status === 404 || res.status === 400;
+        if (!res.ok && !refused) res.body?.cancel().catch(() => { /* the answer is read from its status alone */ });
+        if (res.status === 401) {
+          this.#token = await this.#freshToken('expired');
+          if (this.#token === used) {
+            return this.#failStream(sub, new WaterlineError('unauthorized', 'the token was refused and the provider gave no other', { status: 401, streamId: sub.streamId }));
+          }
+        } else if (refused) {
           const body = await res.json().catch(() => ({}));
           return this.#failStream(sub, new WaterlineError(body.error ?? `http_${res.status}`, body.message, { status: res.status, streamId: sub.streamId }));
         } else if (res.ok) {
@@ -812,7 +925,7 @@ export class WaterlineClient {
         if (error?.name !== 'AbortError') this.#events.emit('error', { source: 'stream', streamId: sub.streamId, error });
       }
       if (sub.closed || sub.finished) return undefined;
-      await delay(fullJitter(attempt++, this.#o.backoffInitialMs, this.#o.backoffMaxMs));
+      await delay(fullJitter(attempt++, this.#o.backoffInitialMs, this.#o.backoffMaxMs), sub.stop.signal);
     }
     return undefined;
   }

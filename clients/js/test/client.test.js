@@ -73,6 +73,43 @@ test('a send to a chat that is not the caller\'s fails as not_found, a body over
   assert.equal((await carol.send(chat.chatId, 'fits')).seq, 1, 'the connection and the chat still work');
 });
 
+test('a send too large for a frame fails as too_large without costing the connection', async () => {
+  const c = await started(client(user('quinn')));
+  const chat = await c.createChat([user('rae')]);
+  const connects = c.stats().connects;
+  await assert.rejects(c.send(chat.chatId, 'z'.repeat(c.limits.maxFrameBytes)), (e) => e.code === 'too_large');
+  assert.equal((await c.send(chat.chatId, 'small')).seq, 1);
+  assert.equal(c.stats().connects, connects, 'no reconnect');
+  assert.equal(c.pending().length, 0);
+});
+
+test('send() before start() is refused; a send made while start() loads is kept and sent', async () => {
+  const peer = await started(client(user('tia')));
+  const name = user('sam');
+  const chat = await peer.createChat([name]);
+  const c = client(name);
+  assert.throws(() => c.send(chat.chatId, 'too early'), /start\(\)/);
+  const starting = c.start();
+  const early = c.send(chat.chatId, 'early enough');
+  await starting;
+  assert.equal((await early).seq, 1);
+  await until(peer, () => peer.cursor(chat.chatId) === 1);
+});
+
+test('a client that was away reads what it missed from history over several pages, in order, once', async () => {
+  const writer = await started(client(user('uma')));
+  const name = user('vic');
+  const chat = await writer.createChat([name]);
+  for (let i = 1; i <= 10; i++) await writer.send(chat.chatId, `missed ${i}`);
+  const late = client(name, { pageSize: 3 });
+  const got = [];
+  late.on('message', (m) => m.chatId === chat.chatId && got.push(m.seq));
+  await started(late);
+  await next(late, 'caughtUp');
+  assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => i + 1));
+  assert.ok(late.stats().historyPages >= 4, `pages of 3: ${late.stats().historyPages}`);
+});
+
 test('the server killed and restarted mid-conversation: nothing lost, nothing handed over twice, order kept', async () => {
   const report = await runConversation({
     urls: server.base, token: (u) => server.token(u), users: 6, rate: 50, durationMs: 6000, killAt: 2500,
@@ -148,6 +185,17 @@ test('sends refused as rate_limited are retried with backoff until every one is 
     assert.deepEqual(answers.map((a) => a.seq).sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => i + 1));
     const history = await readHistory(ivy, chat.chatId);
     assert.equal(history.length, 30, 'no send was committed twice');
+    // ordered (the default): a chat's sends commit in the order written, retries and all
+    const kai = await started(new WaterlineClient({ urls: limited.base, token: () => limited.token('kai'), sendRetryInitialMs: 100, sendRetryMaxMs: 1000 }));
+    opened.push(kai);
+    const other = await kai.createChat(['lou']);
+    const kaiRetries = [];
+    kai.on('retry', (r) => kaiRetries.push(r.code));
+    const written = Array.from({ length: 15 }, (_, i) => `in order ${i}`);
+    // more than the 5 a second: some are refused and retried while later ones wait their turn
+    const inOrder = await Promise.all(written.map((b) => kai.send(other.chatId, b)));
+    assert.deepEqual(inOrder.map((a) => a.seq), Array.from({ length: 15 }, (_, i) => i + 1));
+    assert.deepEqual((await readHistory(kai, other.chatId)).map((m) => m.body), written);
   } finally {
     await limited.dispose();
   }

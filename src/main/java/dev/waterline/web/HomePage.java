@@ -10,12 +10,20 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.util.HtmlUtils;
 
 /**
- * {@code /}: in the zero-configuration mode (or wherever {@code waterline.web.home-page} is on), a
- * small page that says what this server is and how to take the first steps; 404 otherwise.
+ * In the zero-configuration mode (or wherever {@code waterline.web.home-page} is on): {@code /} is
+ * the browser demo (a chat page built on the JavaScript client, its files under {@code /demo/}
+ * and the client's under {@code /client/}, see {@link WebConfig}), and {@code /start} a small page
+ * that says what this server is and how to take the first steps with curl. All 404 otherwise.
+ * The demo's page is sent with a Content-Security-Policy that allows this origin only: it makes
+ * no request anywhere else, and a message body can never run as script.
  */
 @RestController
 @Hidden
 class HomePage {
+
+    static final String DEMO_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
+            + " connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+    private static final org.springframework.core.io.ClassPathResource DEMO = new org.springframework.core.io.ClassPathResource("demo/index.html");
 
     private final WebProperties properties;
     /** Whether the dev echo bot answers ({@code waterline.streams.dev-bots}, read as a property: streams call web, not the reverse). */
@@ -36,7 +44,23 @@ class HomePage {
             """;
 
     @GetMapping("/")
-    ResponseEntity<String> home(HttpServletRequest request) {
+    ResponseEntity<byte[]> demo() throws java.io.IOException {
+        if (!properties.homePage()) {
+            throw new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such endpoint");
+        }
+        byte[] page;
+        try (java.io.InputStream in = DEMO.getInputStream()) {
+            page = in.readAllBytes();
+        }
+        return ResponseEntity.ok().contentType(MediaType.TEXT_HTML)
+                .header("Content-Security-Policy", DEMO_POLICY)
+                .header("X-Content-Type-Options", "nosniff")
+                .header("Cache-Control", "no-cache")
+                .body(page);
+    }
+
+    @GetMapping("/start")
+    ResponseEntity<String> start(HttpServletRequest request) {
         if (!properties.homePage()) {
             throw new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such endpoint");
         }
@@ -64,6 +88,8 @@ class HomePage {
                 %3$s
                 <h2>More</h2>
                 <ul>
+                <li><a href="/">The demo</a>: a chat page in this browser, built on the JavaScript client
+                (<code>clients/js</code>, served here under <code>/client/</code>)</li>
                 <li><a href="/swagger-ui.html">API documentation</a> (<a href="/v3/api-docs">OpenAPI</a>)</li>
                 <li><a href="/actuator/health">Health</a>, <a href="/actuator/prometheus">metrics</a></li>
                 <li>The wire contract, the design and the operations guide are in the project's repository

@@ -56,7 +56,9 @@ class ExternalServicesModeIntegrationTests {
             assertThat(effective.getProperty("waterline.auth.dev-tokens", Boolean.class, false)).isFalse();
             assertThat(effective.getProperty("server.address")).isNull();
             assertThat(api.post("/api/dev/tokens", null, Map.of("userId", "mallory")).status()).isEqualTo(404);
-            assertThat(api.get("/", null).status()).as("no home page outside the zero-configuration mode").isEqualTo(404);
+            assertThat(api.get("/", null).status()).as("no demo outside the zero-configuration mode").isEqualTo(404);
+            assertThat(api.get("/start", null).status()).as("no start page either").isEqualTo(404);
+            assertThat(api.get("/client/index.js", null).status()).as("nor the client's files").isEqualTo(404);
 
             String token = context.getBean(Tokens.class).issue("ext-alice", Duration.ofMinutes(5));
             String chat = api.createChat(token, "ext-bob");

@@ -49,6 +49,7 @@ class AuthorizationMatrixIntegrationTests {
 
     static final List<Endpoint> REST = List.of(
             new Endpoint("GET", "/", true, 200, null),
+            new Endpoint("GET", "/start", true, 200, null),
             new Endpoint("GET", "/v3/api-docs", true, 200, null),
             new Endpoint("GET", "/v3/api-docs.yaml", true, 200, null),
             new Endpoint("GET", "/v3/api-docs/swagger-config", true, 200, null),

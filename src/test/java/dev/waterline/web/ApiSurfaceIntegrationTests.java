@@ -1,9 +1,17 @@
 package dev.waterline.web;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
@@ -18,7 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The API as a newcomer finds it: {@code /v3/api-docs} describes every REST endpoint the server
  * serves, with its bearer security and its error answers in the one error body; Swagger UI renders
- * it; and in the zero-configuration mode {@code /} says what the server is and where to start.
+ * it; and in the zero-configuration mode {@code /} is the browser demo, served with the JavaScript
+ * client and a policy that keeps it to this origin, and {@code /start} says what the server is and
+ * where to start.
  */
 @WaterlineIntegrationTest
 class ApiSurfaceIntegrationTests {
@@ -76,8 +86,34 @@ class ApiSurfaceIntegrationTests {
     }
 
     @Test
-    void theHomePageSaysWhatThisIsAndWhereToStart() {
-        Api.Response home = new Api(port).get("/", null);
+    void theDemoIsServedAtTheRootWithTheClientAndAPolicyThatKeepsItToThisOrigin() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.headers().firstValue("Content-Type").orElse("")).startsWith("text/html");
+        assertThat(page.headers().firstValue("Content-Security-Policy")).contains(HomePage.DEMO_POLICY);
+        assertThat(HomePage.DEMO_POLICY).contains("default-src 'none'").contains("connect-src 'self'").doesNotContain("unsafe");
+        Matcher script = Pattern.compile("<script[^>]*type=\"module\"[^>]*src=\"(/demo/[^\"]+)\"").matcher(page.body());
+        assertThat(script.find()).as("the page loads its module from /demo/: " + page.body()).isTrue();
+        assertThat(page.body()).doesNotContainPattern("(?i)(src|href)=\"(https?:)?//");
+
+        HttpResponse<String> app = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + script.group(1))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(app.statusCode()).isEqualTo(200);
+        assertThat(app.headers().firstValue("Content-Type").orElse("")).contains("javascript");
+        HttpResponse<String> client = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/client/index.js")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(client.statusCode()).isEqualTo(200);
+        assertThat(client.headers().firstValue("Content-Type").orElse("")).contains("javascript");
+        assertThat(client.body()).as("the client served is the one in clients/js/src")
+                .isEqualTo(Files.readString(Path.of("clients/js/src/index.js")));
+        assertThat(new Api(port).get("/client/../application.properties", null).status()).isIn(400, 404);
+    }
+
+    @Test
+    void theStartPageSaysWhatThisIsAndWhereToStart() {
+        Api.Response home = new Api(port).get("/start", null);
         assertThat(home.status()).isEqualTo(200);
         assertThat(home.text()).contains("Waterline").contains("/api/dev/tokens").contains("/swagger-ui.html")
                 .contains("/actuator/prometheus").contains("/ws?access_token=")

@@ -1,0 +1,438 @@
+// The demo page (src/main/resources/demo, served at / in the zero-configuration mode) driven in
+// Debian's Chromium through playwright-core, against the packaged server (../test/server.js).
+// Every wait is on a condition of the page; screenshots of each step go to target/browser-screenshots.
+import { describe, test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestServer } from '../test/server.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const SHOTS = join(REPO, 'target', 'browser-screenshots');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const SETUP = 'clients/js/scripts/setup-browser.sh';
+const SKIP = process.env.WATERLINE_SKIP_BROWSER === '1'
+  ? 'WATERLINE_SKIP_BROWSER=1: the browser tests of the demo page are not run' : false;
+
+let playwright = null;
+let missing = null;
+if (!SKIP) {
+  try {
+    playwright = await import('playwright-core');
+  } catch (error) {
+    missing = `playwright-core cannot be loaded (${error.message}): run ${SETUP}`;
+  }
+  if (!existsSync(CHROMIUM)) missing = `no Chromium at ${CHROMIUM}: run ${SETUP} (or point CHROMIUM at a Chromium binary)`;
+}
+
+if (missing) {
+  test('the browser tests have Chromium and playwright-core', () => assert.fail(missing));
+}
+
+describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test above' : false) }, () => {
+  let server;
+  let browser;
+  let contexts = [];
+  let problems = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    server = await TestServer.start();
+    browser = await playwright.chromium.launch({
+      executablePath: CHROMIUM,
+      // no outside network here: nothing may try to reach Google's services in the background
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.dispose();
+  });
+
+  afterEach(async () => {
+    const open = contexts;
+    contexts = [];
+    await Promise.all(open.map((c) => c.close()));
+    problems = [];
+  });
+
+  // Uncaught errors and Content-Security-Policy refusals are failures of the page whatever the test.
+  function watch(page, who) {
+    page.on('pageerror', (e) => problems.push(`${who}: uncaught ${e.message}`));
+    page.on('console', (m) => {
+      if (/content security policy|refused to/i.test(m.text())) problems.push(`${who}: ${m.text()}`);
+    });
+    return page;
+  }
+
+  function assertNoPageProblems() {
+    assert.deepEqual(problems, [], 'the pages reported errors');
+  }
+
+  async function newContext(options = {}) {
+    const ctx = await browser.newContext({ viewport: { width: 1100, height: 720 }, ...options });
+    contexts.push(ctx);
+    return ctx;
+  }
+
+  /** A person in a browser of their own (own localStorage), signed in. */
+  async function person(name, options) {
+    const ctx = await newContext(options);
+    const page = watch(await ctx.newPage(), name);
+    await page.goto(`${server.base}/`);
+    await page.getByLabel('Your name').fill(name);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await connection(page, 'open');
+    assert.equal(await page.getByTestId('me').textContent(), name);
+    return { name, ctx, page };
+  }
+
+  function connection(page, state, timeout = 30_000) {
+    return page.locator(`[data-testid="connection"][data-state="${state}"]`).waitFor({ timeout });
+  }
+
+  function shot(page, name) {
+    return page.screenshot({ path: join(SHOTS, name) });
+  }
+
+  async function createChat(page, members, title) {
+    await page.getByLabel('Members').fill(members);
+    await page.getByLabel('Title (optional)').fill(title);
+    await page.getByRole('button', { name: 'Create chat' }).click();
+    await page.locator('#chat-title', { hasText: title }).waitFor();
+  }
+
+  async function openChat(page, title) {
+    await page.getByTestId('chat-item').filter({ hasText: title }).click();
+    await page.locator('#chat-title', { hasText: title }).waitFor();
+  }
+
+  async function send(page, body) {
+    const box = page.getByLabel('Message', { exact: true });
+    await box.fill(body);
+    await box.press('Enter');
+  }
+
+  const exactly = (text) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+
+  /** The message bubbles (zero, one or more) whose body is exactly this text. */
+  function message(page, body) {
+    return page.getByTestId('message').filter({ has: page.getByTestId('message-body').filter({ hasText: exactly(body) }) });
+  }
+
+  function inState(page, locator, ...states) {
+    return locator.and(page.locator(states.map((s) => `[data-state="${s}"]`).join(', ')));
+  }
+
+  /** What the log shows, top to bottom. */
+  function logOf(page) {
+    return page.getByTestId('message').evaluateAll((els) => els.map((e) => ({
+      seq: e.dataset.seq ? Number(e.dataset.seq) : null,
+      messageId: e.dataset.messageId ?? null,
+      state: e.dataset.state ?? null,
+      kind: e.dataset.kind,
+      body: e.querySelector('[data-testid="message-body"]')?.textContent ?? null,
+    })));
+  }
+
+  /** Accepted messages in strictly rising seq order, each once; sends on their way only below them. */
+  function assertConsistent(log, who) {
+    const accepted = log.filter((m) => m.seq != null);
+    const firstUnsent = log.findIndex((m) => m.seq == null && m.state !== 'failed');
+    if (firstUnsent >= 0) assert.ok(log.slice(firstUnsent).every((m) => m.seq == null), `${who}: an unsent message above an accepted one`);
+    for (let i = 1; i < accepted.length; i++) assert.ok(accepted[i].seq > accepted[i - 1].seq, `${who}: seq ${accepted[i].seq} after ${accepted[i - 1].seq}`);
+    assert.equal(new Set(accepted.map((m) => m.messageId)).size, accepted.length, `${who}: a message shown twice`);
+  }
+
+  const bodies = (log) => log.filter((m) => m.kind === 'text').map((m) => m.body);
+
+  test('two people converse, and a message says who has read it', { timeout: 120_000 }, async () => {
+    const alice = await person('alice');
+    await shot(alice.page, '01-alice-signed-in.png');
+    const bob = await person('bob');
+
+    await createChat(alice.page, 'bob', 'plans');
+    // every field is labelled, and the messages are a polite live log
+    assert.deepEqual(await alice.page.locator('input, textarea').evaluateAll((els) => els
+      .filter((el) => el.labels.length === 0 && !el.getAttribute('aria-label')).map((el) => el.id)), []);
+    assert.equal(await alice.page.locator('[role="log"][aria-live="polite"]').count(), 1);
+    // markup in a body stays text: the page never parses a body as HTML
+    const hello = 'Hi bob! <b>not bold</b> & <img src=x onerror="window.pwned=1">';
+    await send(alice.page, hello);
+    const mine = message(alice.page, hello);
+    await inState(alice.page, mine, 'accepted').waitFor();
+    assert.match(await mine.getByTestId('message-status').textContent(), /sent/i);
+    await shot(alice.page, '02-alice-sends.png');
+
+    const item = bob.page.getByTestId('chat-item').filter({ hasText: 'plans' });
+    await item.getByTestId('unread').filter({ hasText: /^1 unread$/ }).waitFor();
+    // bob has not opened the chat: nobody has read alice's message yet
+    assert.equal(await mine.getAttribute('data-state'), 'accepted');
+    await shot(bob.page, '03-bob-has-an-unread-chat.png');
+
+    await openChat(bob.page, 'plans');
+    const received = message(bob.page, hello);
+    await received.waitFor();
+    assert.equal(await received.getByTestId('message-body').textContent(), hello);
+    assert.equal(await received.locator('b, img').count(), 0);
+    assert.equal(await bob.page.evaluate(() => window.pwned), undefined);
+    assert.equal(await received.getAttribute('data-sender'), 'alice');
+
+    const reply = 'Hello alice, the plans sound good.';
+    await send(bob.page, reply);
+    await inState(bob.page, message(bob.page, reply), 'accepted', 'read').waitFor();
+    await shot(bob.page, '04-bob-replies.png');
+
+    await message(alice.page, reply).waitFor();
+    await inState(alice.page, mine, 'read').waitFor();
+    assert.match(await mine.getByTestId('message-status').textContent(), /^read by bob$/i);
+    await shot(alice.page, '05-alice-sees-the-reply-and-read-by-bob.png');
+
+    for (const [who, page] of [['alice', alice.page], ['bob', bob.page]]) {
+      const log = await logOf(page);
+      assertConsistent(log, who);
+      assert.deepEqual(bodies(log), [hello, reply], who);
+    }
+    assertNoPageProblems();
+  });
+
+  test('a send the server refuses shows why; a member can be added', { timeout: 120_000 }, async () => {
+    const mia = await person('mia');
+    const noor = await person('noor');
+    await createChat(mia.page, 'noor', 'refusals');
+    await send(mia.page, 'fine');
+    await inState(mia.page, message(mia.page, 'fine'), 'accepted').waitFor();
+    // an unpaired surrogate is refused as invalid (PROTOCOL.md §3): the send fails for good
+    // (set inside the page: the string would not survive the trip there as UTF-8)
+    const box = mia.page.getByLabel('Message', { exact: true });
+    await box.evaluate((el) => { el.value = `broken ${String.fromCharCode(0xd800)} text`; });
+    await box.press('Enter');
+    const failed = mia.page.locator('[data-testid="message"][data-state="failed"]');
+    await failed.waitFor();
+    assert.match(await failed.getByTestId('message-status').textContent(), /^Not sent: .*\(invalid\)$/);
+    await send(mia.page, 'after the refusal');
+    await inState(mia.page, message(mia.page, 'after the refusal'), 'accepted').waitFor();
+    await shot(mia.page, '06-mia-refused-send.png');
+    const log = await logOf(mia.page);
+    assertConsistent(log, 'mia');
+    assert.deepEqual(log.map((m) => m.state), ['accepted', 'failed', 'accepted'], 'a failed send stays where it was written');
+    await failed.getByRole('button', { name: 'Dismiss' }).click();
+    assert.equal(await failed.count(), 0);
+
+    await openChat(noor.page, 'refusals');
+    await message(noor.page, 'after the refusal').waitFor();
+    assert.deepEqual(bodies(await logOf(noor.page)), ['fine', 'after the refusal']);
+
+    await mia.page.getByText('Add a member').click();
+    await mia.page.getByLabel("Member's name").fill('olga');
+    await mia.page.getByRole('button', { name: 'Add', exact: true }).click();
+    await mia.page.getByTestId('chat-members').filter({ hasText: /olga/ }).waitFor();
+    assert.equal(await mia.page.getByTestId('chat-members').textContent(), 'Members: mia (you), noor, olga');
+    assertNoPageProblems();
+  });
+
+  test('a reload keeps the history and the unsent messages, which go out once connected', { timeout: 150_000 }, async () => {
+    const dora = await person('dora');
+    const erik = await person('erik');
+    await createChat(dora.page, 'erik', 'reload');
+    await send(dora.page, 'one');
+    await openChat(erik.page, 'reload');
+    await message(erik.page, 'one').waitFor();
+    await send(erik.page, 'two');
+    await message(dora.page, 'two').waitFor();
+
+    // From here dora's page gets a socket that opens but never hears from the server (no welcome)
+    // until `blocked` is cleared; only sockets made after this call are routed, hence the reload.
+    let blocked = true;
+    await dora.page.routeWebSocket(/\/ws(\?|$)/, (ws) => {
+      if (!blocked) ws.connectToServer();
+    });
+    await dora.page.reload();
+    await dora.page.locator('[data-testid="connection"]:is([data-state="connecting"], [data-state="reconnecting"])').waitFor();
+    await message(dora.page, 'two').waitFor();
+
+    await send(dora.page, 'three, written offline');
+    const three = message(dora.page, 'three, written offline');
+    await inState(dora.page, three, 'sending').waitFor();
+    await shot(dora.page, '07-dora-sends-without-a-connection.png');
+
+    await dora.page.reload();
+    await inState(dora.page, three, 'sending').waitFor();
+    assert.notEqual(await dora.page.getByTestId('connection').getAttribute('data-state'), 'open');
+    let log = await logOf(dora.page);
+    assert.deepEqual(bodies(log), ['one', 'two', 'three, written offline'], 'after the reload, before any connection');
+    assert.ok(['accepted', 'read'].includes(log[0].state) && log[1].state === null && log[2].state === 'sending', JSON.stringify(log));
+    assertConsistent(log, 'dora, reloaded');
+    assert.equal(await message(erik.page, 'three, written offline').count(), 0, 'nothing could have left dora\'s page');
+    await shot(dora.page, '08-dora-reloaded-history-and-unsent.png');
+
+    blocked = false;
+    await inState(dora.page, three, 'accepted', 'read').waitFor({ timeout: 60_000 });
+    await connection(dora.page, 'open');
+    await message(erik.page, 'three, written offline').waitFor();
+    await shot(dora.page, '09-dora-unsent-is-accepted.png');
+
+    // a later message as a barrier: anything shown before it in seq order is on the page by then
+    await send(dora.page, 'four');
+    await message(erik.page, 'four').waitFor();
+    await shot(erik.page, '10-erik-received-each-once.png');
+    for (const [who, page] of [['dora', dora.page], ['erik', erik.page]]) {
+      log = await logOf(page);
+      assertConsistent(log, who);
+      assert.deepEqual(bodies(log), ['one', 'two', 'three, written offline', 'four'], who);
+    }
+    assertNoPageProblems();
+  });
+
+  test('the server is killed and restarted: both pages reconnect by themselves and lose nothing', { timeout: 300_000 }, async () => {
+    const fay = await person('fay');
+    const gus = await person('gus');
+    await createChat(fay.page, 'gus', 'outage');
+    await send(fay.page, 'before the outage');
+    await openChat(gus.page, 'outage');
+    await message(gus.page, 'before the outage').waitFor();
+
+    await server.kill();
+    await connection(fay.page, 'reconnecting');
+    await connection(gus.page, 'reconnecting');
+    assert.match(await fay.page.getByTestId('connection').textContent(), /reconnecting/i);
+    await send(fay.page, 'sent while the server was down');
+    const down = message(fay.page, 'sent while the server was down');
+    await inState(fay.page, down, 'sending').waitFor();
+    await shot(fay.page, '11-fay-reconnecting-and-sending.png');
+    await shot(gus.page, '12-gus-reconnecting.png');
+
+    await server.restart();
+    await connection(fay.page, 'open', 60_000);
+    await connection(gus.page, 'open', 60_000);
+    await inState(fay.page, down, 'accepted', 'read').waitFor({ timeout: 60_000 });
+    await message(gus.page, 'sent while the server was down').waitFor({ timeout: 60_000 });
+
+    await send(gus.page, 'back again');
+    await message(fay.page, 'back again').waitFor();
+    await shot(fay.page, '13-fay-after-the-restart.png');
+    await shot(gus.page, '14-gus-after-the-restart.png');
+    for (const [who, page] of [['fay', fay.page], ['gus', gus.page]]) {
+      const log = await logOf(page);
+      assertConsistent(log, who);
+      assert.deepEqual(bodies(log), ['before the outage', 'sent while the server was down', 'back again'], who);
+    }
+    assertNoPageProblems();
+  });
+
+  test('a stream from the echo bot renders as it is written', { timeout: 120_000 }, async () => {
+    const hana = await person('hana');
+    await createChat(hana.page, 'ivan', 'bot talk');
+    await hana.page.getByRole('button', { name: 'Ask the echo bot' }).click();
+    const bubble = hana.page.locator('[data-testid="message"][data-kind="stream"]');
+    await bubble.waitFor();
+    assert.equal(await bubble.getAttribute('data-sender'), 'echo-bot');
+
+    // the text's length, once it is longer than min while the stream is still being written
+    const lengthWhileOpen = async (min) => (await hana.page.waitForFunction((atLeast) => {
+      const el = document.querySelector('[data-testid="message"][data-kind="stream"]');
+      const n = el?.querySelector('[data-testid="stream-text"]').textContent.length ?? 0;
+      return el?.dataset.streamState === 'open' && n > atLeast ? n : false;
+    }, min, { polling: 'raf', timeout: 20_000 })).jsonValue();
+    const first = await lengthWhileOpen(0);
+    const second = await lengthWhileOpen(first);
+    await shot(hana.page, '15-stream-partial.png');
+
+    await bubble.and(hana.page.locator('[data-stream-state="complete"]')).waitFor({ timeout: 30_000 });
+    const text = await bubble.getByTestId('stream-text').textContent();
+    assert.ok(first < second && second < text.length, `partial lengths ${first}, ${second}, then ${text.length}`);
+    assert.equal(await bubble.getByTestId('message-status').textContent(), 'Complete');
+    await shot(hana.page, '16-stream-complete.png');
+
+    // what the page shows is what the server stored, chunk by chunk
+    const streamId = await bubble.getAttribute('data-stream-id');
+    const res = await fetch(`${server.base}/api/streams/${encodeURIComponent(streamId)}/chunks?fromSeq=1&limit=1000`,
+      { headers: { Authorization: `Bearer ${await server.token('hana')}` } });
+    assert.equal(res.status, 200);
+    const stored = await res.json();
+    assert.equal(stored.state, 'complete');
+    assert.ok(stored.chunks.length >= 3);
+    assert.equal(text, stored.chunks.map((c) => c.data).join(''));
+
+    // someone who comes later gets the whole reply replayed
+    const ivan = await person('ivan');
+    await openChat(ivan.page, 'bot talk');
+    const replay = ivan.page.locator('[data-testid="message"][data-kind="stream"][data-stream-state="complete"]');
+    await replay.waitFor();
+    assert.equal(await replay.getByTestId('stream-text').textContent(), text);
+    assertNoPageProblems();
+  });
+
+  test('at phone width the page fits the screen and stays usable', { timeout: 120_000 }, async () => {
+    const phone = { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+    const noSideways = async (page, what) => {
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 360, `${what}: the page is ${width} px wide`);
+    };
+    const inView = async (locator, what) => {
+      const box = await locator.boundingBox();
+      assert.ok(box, `${what} is not shown`);
+      assert.ok(box.x >= 0 && box.y >= 0 && box.x + box.width <= 360 && box.y + box.height <= 740, `${what} is off screen: ${JSON.stringify(box)}`);
+    };
+
+    const ctx = await newContext(phone);
+    const page = watch(await ctx.newPage(), 'jo');
+    await page.goto(`${server.base}/`);
+    await noSideways(page, 'sign-in');
+    await shot(page, '17-phone-sign-in.png');
+    await page.getByLabel('Your name').fill('jo');
+    await page.getByLabel('Your name').press('Enter');
+    await connection(page, 'open');
+    await noSideways(page, 'signed in');
+
+    await createChat(page, 'kim', 'on the phone');
+    // the chat list folds away once a chat is open; the composer is on screen
+    assert.equal(await page.getByTestId('chat-list').isVisible(), false);
+    assert.equal(await page.getByRole('button', { name: /^Chats/ }).getAttribute('aria-expanded'), 'false');
+    const long = `a long word: ${'x'.repeat(300)} and a link https://example.invalid/${'path/'.repeat(30)}`;
+    await send(page, long);
+    await inState(page, message(page, long), 'accepted').waitFor();
+    await send(page, 'short one');
+    await inState(page, message(page, 'short one'), 'accepted').waitFor();
+    await inView(page.getByLabel('Message', { exact: true }), 'the message box');
+    await inView(page.getByRole('button', { name: 'Send' }), 'the send button');
+    await inView(message(page, 'short one'), 'the last message');
+    await noSideways(page, 'a conversation with a long word');
+    await shot(page, '18-phone-conversation.png');
+
+    await page.getByRole('button', { name: /^Chats/ }).click();
+    await page.getByTestId('chat-list').waitFor();
+    await inView(page.getByTestId('chat-item').filter({ hasText: 'on the phone' }), 'the chat in the list');
+    await noSideways(page, 'the chat list');
+    await shot(page, '19-phone-chat-list.png');
+    await openChat(page, 'on the phone');
+    assert.equal(await page.getByTestId('chat-list').isVisible(), false);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Your name').waitFor();
+    await page.reload();
+    await page.getByLabel('Your name').waitFor();
+    assert.equal(await page.getByTestId('me').isVisible(), false, 'signed out stays signed out');
+    assertNoPageProblems();
+  });
+
+  test('a second tab takes the session over; the first offers to take it back', { timeout: 120_000 }, async () => {
+    const lee = await person('lee');
+    const tab2 = watch(await lee.ctx.newPage(), 'lee, second tab');
+    // the name is remembered: the second tab is signed in without asking
+    await tab2.goto(`${server.base}/`);
+    await connection(tab2, 'open');
+    await connection(lee.page, 'superseded');
+    assert.match(await lee.page.getByTestId('connection').textContent(), /another tab/i);
+    await shot(lee.page, '20-superseded-by-another-tab.png');
+
+    await lee.page.getByRole('button', { name: 'Use this tab' }).click();
+    await connection(lee.page, 'open');
+    await connection(tab2, 'superseded');
+    assert.equal(await lee.page.getByRole('button', { name: 'Use this tab' }).isVisible(), false);
+    assertNoPageProblems();
+  });
+});

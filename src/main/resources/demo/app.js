@@ -1,0 +1,406 @@
+// The Waterline demo: a chat page on the JavaScript client. Everything durable is the client's
+// (its localStorage store keeps each chat's recent messages and every unsent send across a
+// reload); this page only keeps who is signed in and how far they have read each chat, and
+// renders what the client says.
+import { WaterlineClient, localStorageStore, devToken } from '/client/index.js';
+import { h, byId, coalesce, newId, shortTime } from './dom.js';
+import { Conversation, Streams } from './conversation.js';
+
+const USER_KEY = 'waterline-demo:user';
+const readKey = (user) => `waterline-demo:read:${user}`;
+const NARROW = window.matchMedia('(max-width: 44rem)');
+
+let session = null;
+
+function validName(name) {
+  if (name.length < 1 || name.length > 128) return 'A name is 1 to 128 characters.';
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'A name cannot hold control characters.';
+  return null;
+}
+
+function notice(text) {
+  byId('notice-text').textContent = text;
+  byId('notice').hidden = !text;
+}
+
+function errorText(error) {
+  if (!error) return 'unknown error';
+  if (error.code === 'unavailable') return 'the server cannot be reached';
+  return error.message && error.message !== error.code ? `${error.message} (${error.code ?? error.name})` : String(error.code ?? error);
+}
+
+class Session {
+  me;
+  client;
+  streams;
+  conversation = null;
+  #offs = [];
+  #countdown = null;
+  #marked;
+  #chatDetails = new Map();
+  #renderChats = coalesce(() => this.#drawChats());
+
+  constructor(me) {
+    this.me = me;
+    try {
+      this.#marked = JSON.parse(localStorage.getItem(readKey(me)) ?? '{}') ?? {};
+    } catch {
+      this.#marked = {};
+    }
+    // a fresh dev token for every connection, as a real page would refresh a short-lived one
+    this.client = new WaterlineClient({ token: () => devToken(location.origin, me), store: localStorageStore() });
+    this.streams = new Streams(this.client, (s) => this.conversation?.renderStream(s));
+    this.#wire();
+  }
+
+  #on(type, fn) { this.#offs.push(this.client.on(type, fn)); }
+
+  #wire() {
+    this.#on('state', (e) => this.#showConnection(e));
+    this.#on('chat', (e) => {
+      this.#renderChats();
+      // A chat met in a frame comes with no title or members: ask for them once.
+      queueMicrotask(() => {
+        const view = this.client.chats().find((c) => c.chatId === e.chatId);
+        if (view && view.members.length === 0) this.#details(e.chatId).catch(() => {});
+      });
+    });
+    this.#on('message', (m) => {
+      if (this.conversation?.chatId === m.chatId) {
+        this.conversation.add(m);
+        this.markRead();
+      }
+      this.#renderChats();
+    });
+    this.#on('accepted', (e) => this.conversation?.chatId === e.chatId && this.conversation.accepted(e));
+    this.#on('retry', (e) => this.conversation?.chatId === e.chatId && this.conversation.retrying(e));
+    this.#on('failed', (e) => {
+      if (this.conversation?.chatId === e.chatId) this.conversation.failed(e);
+      else notice(`A message was not sent: ${e.message || e.code}`);
+    });
+    this.#on('read', (e) => {
+      if (this.conversation?.chatId === e.chatId) this.conversation.updateReads();
+      if (e.userId === this.me) this.#renderChats();
+    });
+    this.#on('gap', (e) => this.conversation?.chatId === e.chatId && this.conversation.gap(e));
+    this.#on('synced', () => this.#renderChats());
+    this.#on('error', (e) => {
+      console.warn('waterline:', e.source, e.code ?? '', e.error ?? e.message ?? '');
+      if (e.source === 'sync' && e.error?.status === 404 && e.chatId === this.conversation?.chatId) {
+        notice('This chat is not available to you (any more).');
+      }
+    });
+  }
+
+  async start() {
+    await this.client.start();
+    this.#drawChats();
+    this.client.listChats().then(() => this.#renderChats(), (error) => notice(`Could not list your chats: ${errorText(error)}`));
+  }
+
+  async close() {
+    for (const off of this.#offs) off();
+    clearInterval(this.#countdown);
+    await this.client.close();
+  }
+
+  async #details(chatId) {
+    const chat = await this.client.getChat(chatId);
+    this.#chatDetails.set(chatId, chat);
+    this.#renderChats();
+    return chat;
+  }
+
+  // ------------------------------------------------------------ connection indicator
+
+  #showConnection(e) {
+    const el = byId('connection');
+    const label = byId('connection-label');
+    const detail = byId('connection-detail');
+    clearInterval(this.#countdown);
+    el.dataset.state = e.state;
+    detail.textContent = '';
+    byId('take-back').hidden = e.state !== 'superseded';
+    switch (e.state) {
+      case 'connecting': label.textContent = 'Connecting…'; break;
+      case 'open': label.textContent = 'Connected'; break;
+      case 'superseded': label.textContent = 'Paused: this account is in use in another tab or window'; break;
+      case 'closed': label.textContent = 'Signed out'; break;
+      case 'reconnecting': {
+        label.textContent = 'Connection lost, reconnecting';
+        if (e.delayMs == null) break;
+        // the countdown is aria-hidden: a screen reader hears the state once, not every second
+        const until = Date.now() + e.delayMs;
+        const tick = () => {
+          const s = Math.ceil((until - Date.now()) / 1000);
+          detail.textContent = s > 0 ? ` in ${s} s` : ' now…';
+          if (s <= 0) clearInterval(this.#countdown);
+        };
+        tick();
+        this.#countdown = setInterval(tick, 250);
+        break;
+      }
+      default: label.textContent = 'Not connected';
+    }
+  }
+
+  // ------------------------------------------------------------ chat list
+
+  #name(chat) {
+    if (chat.title) return chat.title;
+    const others = chat.members.filter((m) => m !== this.me);
+    return others.length > 0 ? others.join(', ') : 'Just you';
+  }
+
+  #readUpTo(chatId) {
+    return Math.max(this.client.readSeq(chatId)[this.me] ?? 0, this.#marked[chatId] ?? 0);
+  }
+
+  #drawChats() {
+    const list = byId('chat-list');
+    const openId = this.conversation?.chatId;
+    const chats = this.client.chats().map((c) => {
+      const messages = this.client.messages(c.chatId);
+      return { ...c, last: messages.at(-1), unread: messages.filter((m) => m.senderId !== this.me && m.seq > this.#readUpTo(c.chatId)).length };
+    });
+    // newest activity first; a chat with no message yet (just made) above them all
+    chats.sort((a, b) => (b.last?.sentAt ?? '\uffff').localeCompare(a.last?.sentAt ?? '\uffff') || a.chatId.localeCompare(b.chatId));
+    const items = chats.map((c) => {
+      const name = this.#name(c);
+      const preview = c.last ? `${c.last.senderId === this.me ? 'You' : c.last.senderId}: ${c.last.kind === 'stream' ? '(a stream)' : c.last.body}` : 'No messages yet';
+      const unread = c.chatId !== openId && c.unread > 0
+        ? h('span', { class: 'badge', 'data-testid': 'unread' }, String(c.unread), h('span', { class: 'sr-only' }, ' unread'))
+        : null;
+      return h('li', {},
+        h('button', { type: 'button', class: 'chat-item', 'data-testid': 'chat-item', 'data-chat-id': c.chatId,
+          'aria-current': c.chatId === openId ? 'true' : null, onclick: () => this.open(c.chatId) },
+        h('span', { class: 'chat-name' }, name, unread),
+        h('span', { class: 'chat-preview' }, preview, c.last ? h('time', { datetime: c.last.sentAt }, ' · ', shortTime(c.last.sentAt)) : null)));
+    });
+    // a redraw must not take the keyboard focus away from the chat it was on
+    const focused = list.contains(document.activeElement) ? document.activeElement.dataset.chatId : null;
+    list.replaceChildren(...items);
+    if (focused) list.querySelector(`[data-chat-id="${CSS.escape(focused)}"]`)?.focus();
+    byId('no-chats').hidden = items.length > 0;
+    byId('chat-count').textContent = String(items.length);
+    if (this.conversation) this.#drawHeader();
+  }
+
+  #drawHeader() {
+    const chatId = this.conversation.chatId;
+    const chat = this.#chatDetails.get(chatId) ?? this.client.chats().find((c) => c.chatId === chatId);
+    byId('chat-title').textContent = chat ? this.#name(chat) : 'Chat';
+    const members = chat?.members ?? [];
+    byId('chat-members').textContent = members.length > 0 ? `Members: ${members.map((m) => (m === this.me ? `${m} (you)` : m)).join(', ')}` : '';
+  }
+
+  // ------------------------------------------------------------ the open chat
+
+  open(chatId) {
+    const conversation = new Conversation({ client: this.client, me: this.me, chatId, streams: this.streams });
+    this.conversation = conversation;
+    byId('messages').replaceWith(conversation.log);
+    byId('no-chat').hidden = true;
+    byId('chat-open').hidden = false;
+    if (location.hash.slice(1) !== encodeURIComponent(chatId)) history.replaceState(null, '', `#${encodeURIComponent(chatId)}`);
+    this.#drawChats();
+    setChatsExpanded(false);
+    // on a phone a focused box would pull up the keyboard over the chat just opened
+    if (!NARROW.matches) byId('composer-body').focus({ preventScroll: true });
+    this.markRead();
+    this.#details(chatId).then(() => {
+      if (this.conversation === conversation) conversation.updateReads();
+    }, (error) => {
+      if (this.conversation === conversation) notice(`Could not load this chat: ${errorText(error)}`);
+    });
+  }
+
+  /** Says the open chat is read up to its last message, when someone can see it. */
+  markRead() {
+    const c = this.conversation;
+    if (!c || document.visibilityState !== 'visible' || c.lastSeq === 0) return;
+    if ((this.#marked[c.chatId] ?? 0) >= c.lastSeq) return;
+    this.client.markRead(c.chatId, c.lastSeq);
+    this.#marked[c.chatId] = c.lastSeq;
+    localStorage.setItem(readKey(this.me), JSON.stringify(this.#marked));
+    this.#renderChats();
+  }
+
+  send(body) {
+    const chatId = this.conversation.chatId;
+    const correlationId = newId();
+    // the client stores the send before it goes out; the promise settles through the events too
+    this.client.send(chatId, body, { correlationId }).catch(() => {});
+    const pending = this.client.pending(chatId).find((p) => p.correlationId === correlationId);
+    this.conversation.addPending(pending ?? { correlationId, body, createdAt: new Date().toISOString() });
+  }
+
+  async createChat(members, title) {
+    const chat = await this.client.createChat(members, title || undefined);
+    this.#chatDetails.set(chat.chatId, chat);
+    this.open(chat.chatId);
+  }
+
+  async addMember(userId) {
+    const chat = await this.client.addMember(this.conversation.chatId, userId);
+    this.#chatDetails.set(chat.chatId, chat);
+    this.#drawChats();
+  }
+
+  async askBot() {
+    await this.client.rest('POST', '/api/dev/bots/echo', { chatId: this.conversation.chatId });
+  }
+}
+
+function setChatsExpanded(expanded) {
+  byId('chat-panel').classList.toggle('collapsed', !expanded);
+  byId('toggle-chats').setAttribute('aria-expanded', String(expanded));
+}
+
+function showSignedIn(me) {
+  byId('sign-in-view').hidden = true;
+  byId('chat-view').hidden = false;
+  byId('who').hidden = false;
+  byId('me').textContent = me;
+  byId('connection-box').hidden = false;
+  setChatsExpanded(true);
+}
+
+function showSignedOut(name = '') {
+  byId('sign-in-view').hidden = false;
+  byId('chat-view').hidden = true;
+  byId('who').hidden = true;
+  byId('connection-box').hidden = true;
+  byId('chat-open').hidden = true;
+  byId('no-chat').hidden = false;
+  byId('chat-list').replaceChildren();
+  byId('sign-in-name').value = name;
+  byId('sign-in-name').focus();
+}
+
+async function signIn(name) {
+  const s = new Session(name);
+  try {
+    await s.start();
+  } catch (error) {
+    await s.close().catch(() => {});
+    throw error;
+  }
+  session = s;
+  localStorage.setItem(USER_KEY, name);
+  showSignedIn(name);
+  const hashed = decodeURIComponent(location.hash.slice(1));
+  if (hashed) s.open(hashed);
+}
+
+async function signOut() {
+  const s = session;
+  session = null;
+  localStorage.removeItem(USER_KEY);
+  history.replaceState(null, '', location.pathname);
+  notice('');
+  showSignedOut(s?.me);
+  await s?.close();
+}
+
+/** Runs a form's action with its button disabled, and says what went wrong next to the form. */
+function formAction(form, errorEl, action) {
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const button = form.querySelector('button[type="submit"]');
+    errorEl.textContent = '';
+    button.disabled = true;
+    try {
+      await action();
+    } catch (error) {
+      errorEl.textContent = error?.userText ?? `Failed: ${errorText(error)}`;
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+function userError(text) {
+  return Object.assign(new Error(text), { userText: text });
+}
+
+function setUp() {
+  formAction(byId('sign-in'), byId('sign-in-error'), async () => {
+    const name = byId('sign-in-name').value.trim();
+    const invalid = validName(name);
+    if (invalid) throw userError(invalid);
+    try {
+      await signIn(name);
+    } catch (error) {
+      throw userError(`Could not sign in: ${errorText(error)}`);
+    }
+  });
+
+  byId('sign-out').addEventListener('click', () => { signOut(); });
+  byId('take-back').addEventListener('click', () => session?.client.reconnect());
+  byId('notice-close').addEventListener('click', () => notice(''));
+  byId('toggle-chats').addEventListener('click', () => {
+    setChatsExpanded(byId('toggle-chats').getAttribute('aria-expanded') !== 'true');
+  });
+
+  formAction(byId('new-chat'), byId('new-chat-error'), async () => {
+    const members = byId('new-chat-members').value.split(',').map((m) => m.trim()).filter(Boolean);
+    for (const m of members) {
+      const invalid = validName(m);
+      if (invalid) throw userError(`"${m}": ${invalid}`);
+    }
+    await session.createChat(members, byId('new-chat-title').value.trim());
+    byId('new-chat').reset();
+  });
+
+  formAction(byId('add-member'), byId('add-member-error'), async () => {
+    const userId = byId('add-member-name').value.trim();
+    const invalid = validName(userId);
+    if (invalid) throw userError(invalid);
+    await session.addMember(userId);
+    byId('add-member').reset();
+  });
+
+  formAction(byId('ask-bot-form'), byId('ask-bot-error'), () => session.askBot());
+
+  const composer = byId('composer');
+  const body = byId('composer-body');
+  composer.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const text = body.value;
+    const max = session.client.limits.maxBodyChars ?? 4000;
+    byId('composer-error').textContent = '';
+    if (text.trim() === '') return;
+    if (text.length > max) {
+      byId('composer-error').textContent = `A message is at most ${max} characters (this one has ${text.length}).`;
+      return;
+    }
+    session.send(text);
+    body.value = '';
+  });
+  body.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      composer.requestSubmit();
+    }
+  });
+
+  document.addEventListener('visibilitychange', () => session?.markRead());
+  window.addEventListener('hashchange', () => {
+    const chatId = decodeURIComponent(location.hash.slice(1));
+    if (session && chatId && chatId !== session.conversation?.chatId) session.open(chatId);
+  });
+  NARROW.addEventListener('change', () => setChatsExpanded(!session?.conversation));
+
+  const remembered = localStorage.getItem(USER_KEY);
+  if (!remembered) {
+    showSignedOut();
+    return;
+  }
+  signIn(remembered).catch((error) => {
+    showSignedOut(remembered);
+    byId('sign-in-error').textContent = `Could not sign in again as ${remembered}: ${errorText(error)}`;
+  });
+}
+
+setUp();
