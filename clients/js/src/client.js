@@ -51,7 +51,7 @@ const DEFAULTS = Object.freeze({
   gapWaitMs: 500,
   pageSize: 500,
   keepMessages: 200,
-  persistDelayMs: 50,
+  persistDelayMs: 250,
   syncConcurrency: 4,
   ordered: true,
   chats: 'all',
@@ -103,6 +103,7 @@ export class WaterlineClient {
   #attempt = 0;
   #reconnectTimer = null;
   #started = null;
+  #loaded = false;
   #closed = false;
   #limits = {};
   #chats = new Map();
@@ -149,6 +150,8 @@ export class WaterlineClient {
         this.#token = await this.#freshToken('start');
         this.#userId = tokenSubject(this.#token);
         await this.#load();
+        this.#loaded = true;
+        for (const s of this.#pending.values()) if (s.state === 'saving') this.#saveSend(s);
         if (this.#closed) return;
         globalThis.addEventListener?.('online', this.#onOnline);
         globalThis.addEventListener?.('pagehide', this.#onPageHide);
@@ -181,7 +184,7 @@ export class WaterlineClient {
       clearTimeout(chat.gapTimer);
       chat.gapTimer = null;
     }
-    await Promise.all([...this.#chats.values()].filter((c) => c.dirty).map((c) => this.#persistChat(c, true)));
+    await Promise.all([...this.#chats.values()].map((c) => (c.dirty ? this.#persistChat(c, true) : c.writing)));
     this.#setState('closed');
   }
 
@@ -205,15 +208,16 @@ export class WaterlineClient {
     const base = this.url;
     this.#setState(this.#stats.welcomes === 0 && this.#stats.connects === 0 ? 'connecting' : 'reconnecting', { url: base, attempt: this.#attempt });
     this.#stats.connects++;
-    const conn = { ws: null, base, stop: new AbortController(), lastSend: null, welcomed: false, welcomedAt: 0, lastSent: Date.now(), lastReceived: Date.now(), acks: [], ackTimer: null, timers: [], dead: false };
+    const conn = { ws: null, base, stop: new AbortController(), wired: new Set(), welcomed: false, welcomedAt: 0, lastSent: Date.now(), lastReceived: Date.now(), acks: [], ackTimer: null, timers: [], dead: false };
     this.#conn = conn;
     // armed before the token is asked for: a provider that never answers must not stop reconnecting
     conn.timers.push(setTimeout(() => {
       if (!conn.welcomed) this.#abandon(conn, 'no welcome within ' + this.#o.connectTimeoutMs + ' ms');
     }, this.#o.connectTimeoutMs));
     try {
-      this.#token = await this.#freshToken(this.#stats.connects === 1 ? 'start' : 'reconnect');
+      const token = await this.#freshToken(this.#stats.connects === 1 ? 'start' : 'reconnect');
       if (conn.dead) return;
+      this.#token = token;
       if (!this.#WebSocket) throw new WaterlineError('unavailable', 'no WebSocket here: pass options.WebSocket (Node 20: --experimental-websocket, or the ws package)');
       conn.ws = new this.#WebSocket(wsUrl(base, this.#token));
     } catch (error) {
@@ -227,8 +231,15 @@ export class WaterlineClient {
     // a socket that fails to open may report only its error (Node 20's WebSocket does): handled as closed
     ws.addEventListener('error', () => { if (!conn.welcomed) this.#abandon(conn, 'the connection failed'); });
     ws.addEventListener('close', (ev) => {
-      // a frame over the server's limit closes with 1009 instead of an answer: that send fails rather than loop
-      if (ev.code === 1009 && conn.lastSend) this.#failLocally(conn.lastSend, 'too_large', 'the frame was over the server\'s maxFrameBytes');
+      // A frame over the server's limit closes with 1009 instead of an answer. Which send it was is
+      // not said, so a send fails only if it was unanswered at two such closes in a row (the others
+      // go again; checked against maxFrameBytes before sending, this happens only where the limit
+      // is lower than the welcome said, a proxy's say).
+      if (ev.code !== 1009) return;
+      for (const s of conn.wired) {
+        s.oversize = (s.oversize ?? 0) + 1;
+        if (s.oversize >= 2) this.#failLocally(s, 'too_large', 'the connection closed with 1009 (frame too large) twice with this send unanswered');
+      }
     });
   }
 
@@ -407,7 +418,8 @@ export class WaterlineClient {
     let chat = this.#chats.get(chatId);
     if (!chat) {
       chat = { chatId, title: null, members: [], lastSeq: 0, seq: 0, messageId: null, messages: [], held: new Map(),
-        readSeq: {}, readWanted: 0, syncing: null, again: false, gapTimer: null, persistTimer: null, dirty: false };
+        readSeq: {}, readWanted: 0, syncing: null, again: false, gapTimer: null, persistTimer: null, dirty: false,
+        writing: Promise.resolve() };
       this.#chats.set(chatId, chat);
       this.#events.emit('chat', this.#chatView(chat));
     }
@@ -475,27 +487,36 @@ export class WaterlineClient {
     }
   }
 
+  /**
+   * Writes the chat's cursor with its recent messages, at most once per persistDelayMs (a crash
+   * in between costs a re-read from history, never a message). A superseded client writes
+   * nothing: another tab or device on the same store is ahead of it.
+   */
   #persistChat(chat, now = false) {
     chat.dirty = true;
-    const write = async () => {
+    const write = () => {
       chat.persistTimer = null;
-      chat.dirty = false;
-      const saved = { chatId: chat.chatId, title: chat.title, members: chat.members, seq: chat.seq, messageId: chat.messageId,
-        messages: chat.messages, readSeq: chat.readSeq };
-      try {
-        const key = this.#chatKey(chat.chatId);
-        const stored = await this.#store.get(key);
-        if (stored && stored.seq > saved.seq) return;
-        await this.#store.set(key, saved);
-      } catch (error) {
-        this.#events.emit('error', { source: 'store', error });
-      }
+      // one write at a time per chat, in order: a slow store cannot land an older cursor after a newer one
+      chat.writing = chat.writing.then(async () => {
+        if (this.#state === 'superseded' || !chat.dirty) return;
+        chat.dirty = false;
+        // a copy taken now: the live arrays go on changing while a store works
+        const saved = { chatId: chat.chatId, title: chat.title, members: [...chat.members], seq: chat.seq, messageId: chat.messageId,
+          messages: chat.messages.slice(), readSeq: { ...chat.readSeq } };
+        try {
+          await this.#store.set(this.#chatKey(chat.chatId), saved);
+        } catch (error) {
+          chat.dirty = true;
+          this.#events.emit('error', { source: 'store', error });
+        }
+      });
+      return chat.writing;
     };
     if (now) {
       clearTimeout(chat.persistTimer);
       return write();
     }
-    if (!chat.persistTimer) chat.persistTimer = setTimeout(write, this.#o.persistDelayMs);
+    if (!chat.persistTimer && !this.#closed) chat.persistTimer = setTimeout(write, this.#o.persistDelayMs);
     return undefined;
   }
 
@@ -590,7 +611,7 @@ export class WaterlineClient {
             }
             first = false;
             for (const m of msgs) this.#take(chat, messageOf(m));
-            if (!page.hasMore || msgs.length === 0) break;
+            if (!page.hasMore || msgs.length === 0 || this.#closed) break;
             since = msgs[msgs.length - 1].messageId;
           }
         } while (chat.again);
@@ -689,17 +710,19 @@ export class WaterlineClient {
     const s = { correlationId, chatId, body, createdAt: new Date().toISOString(), ordinal: this.#ordinal++,
       state: 'saving', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise, settle };
     this.#pending.set(correlationId, s);
-    // written once the user (the store's key prefix) is known: start() may still be loading
-    this.#started.then(() => {
-      this.#chat(chatId);
-      return this.#store.set(this.#sendKey(correlationId), { correlationId, chatId, body, createdAt: s.createdAt, ordinal: s.ordinal });
-    })
+    // the store's keys carry the user, known once start() has loaded; until then start() saves it (#saveUnsaved)
+    if (this.#loaded) this.#saveSend(s);
+    return promise;
+  }
+
+  #saveSend(s) {
+    this.#chat(s.chatId);
+    this.#store.set(this.#sendKey(s.correlationId), { correlationId: s.correlationId, chatId: s.chatId, body: s.body, createdAt: s.createdAt, ordinal: s.ordinal })
       .catch((error) => this.#events.emit('error', { source: 'store', error }))
       .finally(() => {
         if (s.state === 'saving') s.state = 'queued';
         this.#pump();
       });
-    return promise;
   }
 
   #pump() {
@@ -722,7 +745,7 @@ export class WaterlineClient {
           this.#failLocally(s, 'too_large', `the send frame is over the server's ${maxBytes} bytes`);
           continue;
         }
-        conn.lastSend = s;
+        conn.wired.add(s);
         if (!this.#frameText(conn, frame)) break;
       }
       if (s.state !== 'done') busy.add(s.chatId);
@@ -737,6 +760,8 @@ export class WaterlineClient {
   }
 
   #finish(s) {
+    this.#conn?.wired.delete(s);
+    s.oversize = 0;
     if (s.state === 'inflight') this.#inflight--;
     s.state = 'done';
     clearTimeout(s.timer);
@@ -766,8 +791,11 @@ export class WaterlineClient {
     if (f.streamId != null && f.correlationId == null) return this.#onStreamError(this.#subs.get(f.streamId), f);
     const s = f.correlationId != null ? this.#pending.get(f.correlationId) : undefined;
     if (!s) return this.#events.emit('error', { source: 'server', code: f.code, message: f.message, frame: f });
-    if (RETRY.has(f.code) || (!FINAL.has(f.code) && s.retries < UNKNOWN_CODE_RETRIES)) {
+    const unknown = !RETRY.has(f.code) && !FINAL.has(f.code);
+    if (unknown) s.unknownRetries = (s.unknownRetries ?? 0) + 1;
+    if (RETRY.has(f.code) || (unknown && s.unknownRetries <= UNKNOWN_CODE_RETRIES)) {
       if (s.state === 'inflight') this.#inflight--;
+      this.#conn?.wired.delete(s);
       s.state = 'retry';
       const wait = fullJitter(s.retries++, this.#o.sendRetryInitialMs, this.#o.sendRetryMaxMs);
       this.#stats.retried++;

@@ -47,6 +47,8 @@ export interface ClientOptions {
   /** History page size, 1-1000. Default 500. */
   pageSize?: number;
   /** Messages kept (and stored) per chat for messages(). Default 200. */
+  /** A chat's cursor and messages are written at most this often. Default 250 ms. */
+  persistDelayMs?: number;
   keepMessages?: number;
   /** Default true: a chat's sends go one at a time, so they commit in the order they were made. */
   ordered?: boolean;

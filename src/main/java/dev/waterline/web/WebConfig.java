@@ -1,8 +1,11 @@
 package dev.waterline.web;
 
 import dev.waterline.auth.ApiAuthentication;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.CacheControl;
+import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.ResourceHandlerRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
@@ -44,5 +47,18 @@ class WebConfig implements WebMvcConfigurer {
         registry.addInterceptor(authentication).addPathPatterns("/api/**").excludePathPatterns("/api/dev/tokens");
         registry.addInterceptor(rateLimit).addPathPatterns("/api/**");
         registry.addInterceptor(parameters).addPathPatterns("/api/**");
+        if (web.homePage()) {
+            registry.addInterceptor(new DemoHeaders()).addPathPatterns("/demo/**", "/client/**");
+        }
+    }
+
+    /** The demo's files carry the page's policy too: /demo/index.html opened directly must not run or frame more than / does. */
+    static final class DemoHeaders implements HandlerInterceptor {
+        @Override
+        public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
+            response.setHeader("Content-Security-Policy", HomePage.DEMO_POLICY);
+            response.setHeader("X-Content-Type-Options", "nosniff");
+            return true;
+        }
     }
 }

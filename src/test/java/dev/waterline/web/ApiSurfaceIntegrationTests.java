@@ -102,6 +102,10 @@ class ApiSurfaceIntegrationTests {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(app.statusCode()).isEqualTo(200);
         assertThat(app.headers().firstValue("Content-Type").orElse("")).contains("javascript");
+        HttpResponse<String> direct = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/demo/index.html")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(direct.headers().firstValue("Content-Security-Policy")).as("the page opened by its file name has the policy too")
+                .contains(HomePage.DEMO_POLICY);
         HttpResponse<String> client = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/client/index.js")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(client.statusCode()).isEqualTo(200);
