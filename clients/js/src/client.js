@@ -104,6 +104,7 @@ export class WaterlineClient {
   #reconnectTimer = null;
   #started = null;
   #loaded = false;
+  #sendWrites = new Set();
   #closed = false;
   #limits = {};
   #chats = new Map();
@@ -185,6 +186,8 @@ export class WaterlineClient {
       chat.gapTimer = null;
     }
     await Promise.all([...this.#chats.values()].map((c) => (c.dirty ? this.#persistChat(c, true) : c.writing)));
+    // a send made just before close() is in the store when close() resolves
+    await Promise.all([...this.#sendWrites]);
     this.#setState('closed');
   }
 
@@ -717,12 +720,14 @@ export class WaterlineClient {
 
   #saveSend(s) {
     this.#chat(s.chatId);
-    this.#store.set(this.#sendKey(s.correlationId), { correlationId: s.correlationId, chatId: s.chatId, body: s.body, createdAt: s.createdAt, ordinal: s.ordinal })
+    const write = this.#store.set(this.#sendKey(s.correlationId), { correlationId: s.correlationId, chatId: s.chatId, body: s.body, createdAt: s.createdAt, ordinal: s.ordinal })
       .catch((error) => this.#events.emit('error', { source: 'store', error }))
       .finally(() => {
+        this.#sendWrites.delete(write);
         if (s.state === 'saving') s.state = 'queued';
         this.#pump();
       });
+    this.#sendWrites.add(write);
   }
 
   #pump() {
