@@ -159,12 +159,25 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
     assert.deepEqual(await alice.page.locator('input, textarea').evaluateAll((els) => els
       .filter((el) => el.labels.length === 0 && !el.getAttribute('aria-label')).map((el) => el.id)), []);
     assert.equal(await alice.page.locator('[role="log"][aria-live="polite"]').count(), 1);
+    // The log is live for additions: a bubble taken out and put back would be heard twice, so
+    // every bubble that leaves the log is counted, in the page, from before the first send.
+    await alice.page.getByTestId('messages').evaluate((log) => {
+      window.bubblesRemoved = 0;
+      new MutationObserver((records) => {
+        for (const r of records) for (const n of r.removedNodes) if (n.classList?.contains('msg')) window.bubblesRemoved++;
+      }).observe(log, { childList: true });
+    });
     // markup in a body stays text: the page never parses a body as HTML
     const hello = 'Hi bob! <b>not bold</b> & <img src=x onerror="window.pwned=1">';
     await send(alice.page, hello);
     const mine = message(alice.page, hello);
     await inState(alice.page, mine, 'accepted').waitFor();
     assert.match(await mine.getByTestId('message-status').textContent(), /sent/i);
+    // the change of status is said in a status region of its own, outside the log
+    const announcer = alice.page.getByTestId('announcer');
+    await announcer.filter({ hasText: /^Sent: “Hi bob!/ }).waitFor({ state: 'attached' });
+    assert.equal(await alice.page.locator('[role="log"] [data-testid="announcer"]').count(), 0);
+    assert.equal(await announcer.getAttribute('role'), 'status');
     await shot(alice.page, '02-alice-sends.png');
 
     const item = bob.page.getByTestId('chat-item').filter({ hasText: 'plans' });
@@ -189,6 +202,8 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
     await message(alice.page, reply).waitFor();
     await inState(alice.page, mine, 'read').waitFor();
     assert.match(await mine.getByTestId('message-status').textContent(), /^read by bob$/i);
+    await announcer.filter({ hasText: /^Read by bob: “Hi bob!/ }).waitFor({ state: 'attached' });
+    assert.equal(await alice.page.evaluate(() => window.bubblesRemoved), 0, 'a bubble was taken out of the log');
     await shot(alice.page, '05-alice-sees-the-reply-and-read-by-bob.png');
 
     for (const [who, page] of [['alice', alice.page], ['bob', bob.page]]) {
@@ -213,6 +228,7 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
     const failed = mia.page.locator('[data-testid="message"][data-state="failed"]');
     await failed.waitFor();
     assert.match(await failed.getByTestId('message-status').textContent(), /^Not sent: .*\(invalid\)$/);
+    await mia.page.getByTestId('announcer').filter({ hasText: /^Not sent: .*\(invalid\): “broken/ }).waitFor({ state: 'attached' });
     await send(mia.page, 'after the refusal');
     await inState(mia.page, message(mia.page, 'after the refusal'), 'accepted').waitFor();
     await shot(mia.page, '06-mia-refused-send.png');
@@ -221,6 +237,8 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
     assert.deepEqual(log.map((m) => m.state), ['accepted', 'failed', 'accepted'], 'a failed send stays where it was written');
     await failed.getByRole('button', { name: 'Dismiss' }).click();
     assert.equal(await failed.count(), 0);
+    // the focus was on the button just removed: it goes to the message box, not to the page's start
+    assert.equal(await mia.page.evaluate(() => document.activeElement?.id), 'composer-body');
 
     await openChat(noor.page, 'refusals');
     await message(noor.page, 'after the refusal').waitFor();
@@ -287,6 +305,43 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
     assertNoPageProblems();
   });
 
+  test('a reload while the server is out of reach keeps the user signed in, on the token kept from before', { timeout: 150_000 }, async () => {
+    const pia = await person('pia');
+    await createChat(pia.page, 'quinn', 'offline reload');
+    await send(pia.page, 'before going offline');
+    await inState(pia.page, message(pia.page, 'before going offline'), 'accepted').waitFor();
+
+    // To the page the server is gone: every API request fails (a dev token among them), and a
+    // socket opens but never hears from the server until `blocked` is cleared.
+    await pia.page.route('**/api/**', (route) => route.abort('connectionrefused'));
+    let blocked = true;
+    await pia.page.routeWebSocket(/\/ws(\?|$)/, (ws) => {
+      if (!blocked) ws.connectToServer();
+    });
+    await pia.page.reload();
+    await pia.page.locator('[data-testid="connection"]:is([data-state="connecting"], [data-state="reconnecting"])').waitFor();
+    assert.equal(await pia.page.getByTestId('me').textContent(), 'pia', 'still signed in');
+    assert.equal(await pia.page.getByTestId('sign-in').isVisible(), false);
+    await message(pia.page, 'before going offline').waitFor();
+    assert.equal(await pia.page.getByTestId('chat-title').textContent(), 'offline reload');
+
+    await send(pia.page, 'written offline');
+    const offline = message(pia.page, 'written offline');
+    await inState(pia.page, offline, 'sending').waitFor();
+    await shot(pia.page, '10a-pia-reloaded-offline.png');
+
+    await pia.page.unroute('**/api/**');
+    blocked = false;
+    await inState(pia.page, offline, 'accepted').waitFor({ timeout: 60_000 });
+    await connection(pia.page, 'open');
+    const log = await logOf(pia.page);
+    assertConsistent(log, 'pia');
+    assert.deepEqual(bodies(log), ['before going offline', 'written offline']);
+    // the server being out of reach was said by the connection indicator alone, not by a notice
+    assert.equal(await pia.page.locator('#notice').isVisible(), false);
+    assertNoPageProblems();
+  });
+
   test('the server is killed and restarted: both pages reconnect by themselves and lose nothing', { timeout: 300_000 }, async () => {
     const fay = await person('fay');
     const gus = await person('gus');
@@ -326,24 +381,29 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
   test('a stream from the echo bot renders as it is written', { timeout: 120_000 }, async () => {
     const hana = await person('hana');
     await createChat(hana.page, 'ivan', 'bot talk');
+    // Every length the stream's text has on the page, recorded in the page as it changes (so no
+    // step can be missed between two looks from here), from before the bubble exists.
+    await hana.page.evaluate(() => {
+      window.streamLengths = [];
+      new MutationObserver(() => {
+        const text = document.querySelector('[data-testid="message"][data-kind="stream"] [data-testid="stream-text"]');
+        if (text && window.streamLengths.at(-1) !== text.textContent.length) window.streamLengths.push(text.textContent.length);
+      }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    });
     await hana.page.getByRole('button', { name: 'Ask the echo bot' }).click();
     const bubble = hana.page.locator('[data-testid="message"][data-kind="stream"]');
     await bubble.waitFor();
     assert.equal(await bubble.getAttribute('data-sender'), 'echo-bot');
-
-    // the text's length, once it is longer than min while the stream is still being written
-    const lengthWhileOpen = async (min) => (await hana.page.waitForFunction((atLeast) => {
-      const el = document.querySelector('[data-testid="message"][data-kind="stream"]');
-      const n = el?.querySelector('[data-testid="stream-text"]').textContent.length ?? 0;
-      return el?.dataset.streamState === 'open' && n > atLeast ? n : false;
-    }, min, { polling: 'raf', timeout: 20_000 })).jsonValue();
-    const first = await lengthWhileOpen(0);
-    const second = await lengthWhileOpen(first);
+    // most likely partial by then, but the check of the steps is the recorded lengths' alone
+    await bubble.getByTestId('stream-text').filter({ hasText: /\S/ }).waitFor();
     await shot(hana.page, '15-stream-partial.png');
 
     await bubble.and(hana.page.locator('[data-stream-state="complete"]')).waitFor({ timeout: 30_000 });
     const text = await bubble.getByTestId('stream-text').textContent();
-    assert.ok(first < second && second < text.length, `partial lengths ${first}, ${second}, then ${text.length}`);
+    const lengths = await hana.page.evaluate(() => window.streamLengths);
+    const partial = new Set(lengths.filter((n) => n > 0 && n < text.length));
+    assert.ok(partial.size >= 2, `the text grew in steps: lengths ${lengths.join(', ')} of ${text.length}`);
+    assert.equal(lengths.at(-1), text.length);
     assert.equal(await bubble.getByTestId('message-status').textContent(), 'Complete');
     await shot(hana.page, '16-stream-complete.png');
 
@@ -366,41 +426,93 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
     assertNoPageProblems();
   });
 
+  test('own messages without a correlationId are each a bubble of their own', async () => {
+    // This server gives every message a correlationId, so the case is made in the page: the log
+    // of the demo, fed by a stand-in for the client, gets two own messages that have none.
+    const page = watch(await (await newContext()).newPage(), 'log');
+    await page.goto(`${server.base}/`);
+    const shown = await page.evaluate(async () => {
+      const { Conversation } = await import('/demo/conversation.js');
+      const client = { messages: () => [], pending: () => [], readSeq: () => ({}) };
+      const log = new Conversation({ client, me: 'zed', chatId: 'c1', streams: null });
+      for (const seq of [1, 2]) {
+        log.add({ messageId: `m${seq}`, chatId: 'c1', seq, senderId: 'zed', body: `mine ${seq}`, sentAt: new Date().toISOString(), kind: 'text' });
+      }
+      return [...log.log.querySelectorAll('[data-testid="message"]')].map((el) => [el.dataset.seq, el.querySelector('.body').textContent]);
+    });
+    assert.deepEqual(shown, [['1', 'mine 1'], ['2', 'mine 2']]);
+    assertNoPageProblems();
+  });
+
   test('at phone width the page fits the screen and stays usable', { timeout: 120_000 }, async () => {
     const phone = { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+    // The log clips sideways (overflow-x: hidden), so the page's width alone would not show a
+    // bubble whose content is wider than the bubble: each is checked on its own, and the name.
     const noSideways = async (page, what) => {
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= 360, `${what}: the page is ${width} px wide`);
+      const over = await page.locator('.msg, #me, .who').evaluateAll((els) => els
+        .filter((el) => el.getClientRects().length > 0)
+        .filter((el) => {
+          const r = el.getBoundingClientRect();
+          // an inline element (the name) has no clientWidth: its box is what must fit
+          const clipped = getComputedStyle(el).display !== 'inline' && el.scrollWidth > el.clientWidth;
+          return clipped || r.left < 0 || r.right > innerWidth;
+        })
+        .map((el) => `${el.id || el.className} ${el.scrollWidth}/${el.clientWidth} px, ${JSON.stringify(el.getBoundingClientRect())}`));
+      assert.deepEqual(over, [], `${what}: wider than it may be`);
     };
     const inView = async (locator, what) => {
       const box = await locator.boundingBox();
       assert.ok(box, `${what} is not shown`);
       assert.ok(box.x >= 0 && box.y >= 0 && box.x + box.width <= 360 && box.y + box.height <= 740, `${what} is off screen: ${JSON.stringify(box)}`);
     };
+    const focused = (page) => page.evaluate(() => document.activeElement?.id);
 
+    // names as long as a name may nearly be, with no space to break at
+    const jo = `jo-${'o'.repeat(97)}`;
+    const kim = `kim-${'m'.repeat(96)}`;
     const ctx = await newContext(phone);
     const page = watch(await ctx.newPage(), 'jo');
     await page.goto(`${server.base}/`);
     await noSideways(page, 'sign-in');
     await shot(page, '17-phone-sign-in.png');
-    await page.getByLabel('Your name').fill('jo');
+    await page.getByLabel('Your name').fill(jo);
     await page.getByLabel('Your name').press('Enter');
     await connection(page, 'open');
-    await noSideways(page, 'signed in');
+    assert.equal(await page.getByTestId('me').textContent(), jo);
+    await noSideways(page, 'signed in with a long name');
 
-    await createChat(page, 'kim', 'on the phone');
+    await createChat(page, kim, 'on the phone');
     // the chat list folds away once a chat is open; the composer is on screen
     assert.equal(await page.getByTestId('chat-list').isVisible(), false);
     assert.equal(await page.getByRole('button', { name: /^Chats/ }).getAttribute('aria-expanded'), 'false');
+    // the button pressed folded away with the list: the focus is on the chat's heading, not lost
+    assert.equal(await focused(page), 'chat-title');
     const long = `a long word: ${'x'.repeat(300)} and a link https://example.invalid/${'path/'.repeat(30)}`;
     await send(page, long);
     await inState(page, message(page, long), 'accepted').waitFor();
+
+    // kim, whose name is as long, writes a stream (over REST: no browser of theirs is needed)
+    const chatId = await page.evaluate(() => decodeURIComponent(location.hash.slice(1)));
+    const asKim = async (path, body) => {
+      const r = await fetch(`${server.base}${path}`, { method: 'POST', body: JSON.stringify(body),
+        headers: { Authorization: `Bearer ${await server.token(kim)}`, 'Content-Type': 'application/json' } });
+      const text = await r.text();
+      assert.ok(r.ok, `${path}: ${r.status} ${text}`);
+      return JSON.parse(text);
+    };
+    const { streamId } = await asKim(`/api/chats/${encodeURIComponent(chatId)}/streams`, { title: `notes-${'n'.repeat(100)}` });
+    await asKim(`/api/streams/${encodeURIComponent(streamId)}/chunks`, { chunks: [{ seq: 1, data: 'y'.repeat(200) }] });
+    await asKim(`/api/streams/${encodeURIComponent(streamId)}/complete`, { lastSeq: 1 });
+    await page.locator(`[data-testid="message"][data-sender="${kim}"][data-stream-state="complete"]`).waitFor();
+
     await send(page, 'short one');
     await inState(page, message(page, 'short one'), 'accepted').waitFor();
     await inView(page.getByLabel('Message', { exact: true }), 'the message box');
     await inView(page.getByRole('button', { name: 'Send' }), 'the send button');
     await inView(message(page, 'short one'), 'the last message');
-    await noSideways(page, 'a conversation with a long word');
+    await noSideways(page, 'a conversation with a long word and a long sender');
     await shot(page, '18-phone-conversation.png');
 
     await page.getByRole('button', { name: /^Chats/ }).click();
@@ -410,11 +522,29 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
     await shot(page, '19-phone-chat-list.png');
     await openChat(page, 'on the phone');
     assert.equal(await page.getByTestId('chat-list').isVisible(), false);
+    assert.equal(await focused(page), 'chat-title');
+
+    // A hash that is no valid percent-encoding is ignored: when it changes (an uncaught error
+    // would be a page problem) and when the page loads with it (it would block the sign-in).
+    await page.evaluate(() => new Promise((resolve) => {
+      // listening after the page's own listener: it has run by the time this one does
+      window.addEventListener('hashchange', () => resolve(), { once: true });
+      location.hash = '%';
+    }));
+    await page.reload();
+    assert.equal(await page.evaluate(() => location.hash), '#%');
+    await connection(page, 'open');
+    assert.equal(await page.getByTestId('me').textContent(), jo);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Your name').waitFor();
     await page.reload();
-    await page.getByLabel('Your name').waitFor();
+    // The page's script focuses the name box only when it finds nobody signed in (or when an
+    // automatic sign-in failed): once it has, no automatic sign-in can still be on its way.
+    await page.waitForFunction(() => document.activeElement?.id === 'sign-in-name');
+    assert.deepEqual(await page.evaluate((name) => [localStorage.getItem('waterline-demo:user'),
+      localStorage.getItem(`waterline-demo:token:${name}`)], jo), [null, null], 'the name and its token are forgotten');
+    assert.equal(await page.locator('#sign-in-error').textContent(), '');
     assert.equal(await page.getByTestId('me').isVisible(), false, 'signed out stays signed out');
     assertNoPageProblems();
   });

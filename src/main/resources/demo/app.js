@@ -8,6 +8,7 @@ import { Conversation, Streams } from './conversation.js';
 
 const USER_KEY = 'waterline-demo:user';
 const readKey = (user) => `waterline-demo:read:${user}`;
+const tokenKey = (user) => `waterline-demo:token:${user}`;
 const NARROW = window.matchMedia('(max-width: 44rem)');
 
 let session = null;
@@ -16,6 +17,23 @@ function validName(name) {
   if (name.length < 1 || name.length > 128) return 'A name is 1 to 128 characters.';
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'A name cannot hold control characters.';
   return null;
+}
+
+/** The chat id in the location hash; '' for none, or for one that is not valid percent-encoding (such as #%). */
+function hashedChatId() {
+  try {
+    return decodeURIComponent(location.hash.slice(1));
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Says a change that shows only as text inside a message (sent, read by, not sent): the log is
+ * live for additions only, so such a change would not be heard otherwise.
+ */
+function announce(text) {
+  byId('announcer').textContent = text;
 }
 
 function notice(text) {
@@ -38,7 +56,10 @@ class Session {
   #countdown = null;
   #marked;
   #chatDetails = new Map();
+  /** The open conversation whose details could not be loaded for the server being out of reach. */
+  #detailsMissed = null;
   #renderChats = coalesce(() => this.#drawChats());
+  #closed = false;
 
   constructor(me) {
     this.me = me;
@@ -47,16 +68,38 @@ class Session {
     } catch {
       this.#marked = {};
     }
-    // a fresh dev token for every connection, as a real page would refresh a short-lived one
-    this.client = new WaterlineClient({ token: () => devToken(location.origin, me), store: localStorageStore() });
+    this.client = new WaterlineClient({ token: () => this.#token(), store: localStorageStore() });
     this.streams = new Streams(this.client, (s) => this.conversation?.renderStream(s));
     this.#wire();
+  }
+
+  /**
+   * A fresh dev token for every connection, as a real page would refresh a short-lived one; the
+   * last one is kept and used when no fresh one can be had. A dev token comes from the server
+   * itself, so without the kept one a reload while the server is out of reach would fail start()
+   * and sign the user out, instead of showing the stored history and keeping the unsent messages.
+   */
+  async #token() {
+    try {
+      const token = await devToken(location.origin, this.me);
+      // once signed out, a fetch that was under way must not put the removed token back
+      if (!this.#closed && typeof token === 'string' && token !== '') localStorage.setItem(tokenKey(this.me), token);
+      return token;
+    } catch (error) {
+      const kept = localStorage.getItem(tokenKey(this.me));
+      if (kept) return kept;
+      throw error;
+    }
   }
 
   #on(type, fn) { this.#offs.push(this.client.on(type, fn)); }
 
   #wire() {
-    this.#on('state', (e) => this.#showConnection(e));
+    this.#on('state', (e) => {
+      this.#showConnection(e);
+      // details that could not be loaded while the server was out of reach are asked for again
+      if (e.state === 'open' && this.#detailsMissed === this.conversation && this.conversation) this.#loadDetails(this.conversation);
+    });
     this.#on('chat', (e) => {
       this.#renderChats();
       // A chat met in a frame comes with no title or members: ask for them once.
@@ -95,10 +138,14 @@ class Session {
   async start() {
     await this.client.start();
     this.#drawChats();
-    this.client.listChats().then(() => this.#renderChats(), (error) => notice(`Could not list your chats: ${errorText(error)}`));
+    // out of reach, the connection indicator says so already, and the client lists the chats on connecting
+    this.client.listChats().then(() => this.#renderChats(), (error) => {
+      if (error?.code !== 'unavailable') notice(`Could not list your chats: ${errorText(error)}`);
+    });
   }
 
   async close() {
+    this.#closed = true;
     for (const off of this.#offs) off();
     clearInterval(this.#countdown);
     await this.client.close();
@@ -197,7 +244,9 @@ class Session {
   // ------------------------------------------------------------ the open chat
 
   open(chatId) {
-    const conversation = new Conversation({ client: this.client, me: this.me, chatId, streams: this.streams });
+    const conversation = new Conversation({ client: this.client, me: this.me, chatId, streams: this.streams, announce,
+      // the dismissed message held the focus: it goes where the next message is written
+      afterDismiss: () => byId('composer-body').focus() });
     this.conversation = conversation;
     byId('messages').replaceWith(conversation.log);
     byId('no-chat').hidden = true;
@@ -205,13 +254,24 @@ class Session {
     if (location.hash.slice(1) !== encodeURIComponent(chatId)) history.replaceState(null, '', `#${encodeURIComponent(chatId)}`);
     this.#drawChats();
     setChatsExpanded(false);
-    // on a phone a focused box would pull up the keyboard over the chat just opened
-    if (!NARROW.matches) byId('composer-body').focus({ preventScroll: true });
+    // On a phone the chat list, which held the focused button, has just folded away, and a focused
+    // box would pull up the keyboard over the chat: the focus goes to the chat's heading instead.
+    if (NARROW.matches) byId('chat-title').focus();
+    else byId('composer-body').focus({ preventScroll: true });
     this.markRead();
-    this.#details(chatId).then(() => {
-      if (this.conversation === conversation) conversation.updateReads();
+    this.#loadDetails(conversation);
+  }
+
+  #loadDetails(conversation) {
+    this.#detailsMissed = null;
+    this.#details(conversation.chatId).then(() => {
+      // read positions the stored copy did not have yet: not news to announce
+      if (this.conversation === conversation) conversation.updateReads({ quiet: true });
     }, (error) => {
-      if (this.conversation === conversation) notice(`Could not load this chat: ${errorText(error)}`);
+      if (this.conversation !== conversation) return;
+      // out of reach: the connection indicator says so, and the details are asked for again on connecting
+      if (error?.code === 'unavailable') this.#detailsMissed = conversation;
+      else notice(`Could not load this chat: ${errorText(error)}`);
     });
   }
 
@@ -219,8 +279,10 @@ class Session {
   markRead() {
     const c = this.conversation;
     if (!c || document.visibilityState !== 'visible' || c.lastSeq === 0) return;
-    if ((this.#marked[c.chatId] ?? 0) >= c.lastSeq) return;
+    // Always asked of the client, which sends a receipt only if it raises what this client instance
+    // sent: a receipt made before the welcome and lost with a reload goes out again from here.
     this.client.markRead(c.chatId, c.lastSeq);
+    if ((this.#marked[c.chatId] ?? 0) >= c.lastSeq) return;
     this.#marked[c.chatId] = c.lastSeq;
     localStorage.setItem(readKey(this.me), JSON.stringify(this.#marked));
     this.#renderChats();
@@ -289,18 +351,21 @@ async function signIn(name) {
   session = s;
   localStorage.setItem(USER_KEY, name);
   showSignedIn(name);
-  const hashed = decodeURIComponent(location.hash.slice(1));
+  const hashed = hashedChatId();
   if (hashed) s.open(hashed);
 }
 
 async function signOut() {
   const s = session;
   session = null;
+  const closing = s?.close();
   localStorage.removeItem(USER_KEY);
+  if (s) localStorage.removeItem(tokenKey(s.me));
   history.replaceState(null, '', location.pathname);
   notice('');
+  announce('');
   showSignedOut(s?.me);
-  await s?.close();
+  await closing;
 }
 
 /** Runs a form's action with its button disabled, and says what went wrong next to the form. */
@@ -387,7 +452,7 @@ function setUp() {
 
   document.addEventListener('visibilitychange', () => session?.markRead());
   window.addEventListener('hashchange', () => {
-    const chatId = decodeURIComponent(location.hash.slice(1));
+    const chatId = hashedChatId();
     if (session && chatId && chatId !== session.conversation?.chatId) session.open(chatId);
   });
   NARROW.addEventListener('change', () => setChatsExpanded(!session?.conversation));

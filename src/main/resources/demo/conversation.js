@@ -1,7 +1,9 @@
 // The open chat's message log. The client hands over every message once, in seq order per chat
 // (own sends included), so the log only appends; own sends not yet accepted sit below every
 // accepted message, in the order they were made, and move up into place when their message
-// comes. Each own message says how far it got: sending, sent (accepted), read by whom.
+// comes. Each own message says how far it got: sending, sent (accepted), read by whom. The log
+// is live for additions only, so a bubble is updated in place (never taken out and put back,
+// which would be heard as a new message) and a change of its status is said through announce.
 import { h, shortTime } from './dom.js';
 
 /** Every stream of the session, followed once from its first chunk; views render from here. */
@@ -54,11 +56,16 @@ export class Conversation {
   #byMessage = new Map();
   #byCorrelation = new Map();
   #lastSeq = 0;
+  #announce;
+  #afterDismiss;
+  #quiet = true;
 
-  constructor({ client, me, chatId, streams }) {
+  constructor({ client, me, chatId, streams, announce = () => {}, afterDismiss = () => {} }) {
     this.#client = client;
     this.#me = me;
     this.#streams = streams;
+    this.#announce = announce;
+    this.#afterDismiss = afterDismiss;
     this.chatId = chatId;
     // A new live region each time a chat opens: filling it before it is in the page keeps a
     // screen reader from reading the whole history out as if it had just arrived.
@@ -71,6 +78,8 @@ export class Conversation {
     for (const m of messages) this.add(m);
     for (const p of client.pending(chatId)) this.addPending(p);
     this.updateReads();
+    // what the chat showed when it opened is not news; changes from here on are said
+    this.#quiet = false;
   }
 
   get lastSeq() { return this.#lastSeq; }
@@ -80,21 +89,29 @@ export class Conversation {
     if (this.#byMessage.has(m.messageId)) return;
     const stick = this.#atBottom();
     const own = m.senderId === this.#me;
-    let el = own ? this.#byCorrelation.get(m.correlationId) : undefined;
-    if (el) {
-      el.remove();
-      el.querySelector('time').replaceWith(this.#time(m.sentAt));
+    // an own message opened some other way (a stream over REST) has no correlationId: it matches no send
+    const correlated = own && typeof m.correlationId === 'string' && m.correlationId !== '';
+    let el = correlated ? this.#byCorrelation.get(m.correlationId) : undefined;
+    const shown = el !== undefined;
+    if (shown) {
+      // the server's time in place of the page's: the text only if it differs (a new text node is an addition)
+      const time = el.querySelector('time');
+      time.dateTime = m.sentAt;
+      if (time.textContent !== shortTime(m.sentAt)) time.textContent = shortTime(m.sentAt);
     } else {
       el = this.#element(m, own);
     }
     el.dataset.seq = String(m.seq);
     el.dataset.messageId = m.messageId;
     this.#byMessage.set(m.messageId, el);
-    if (own) {
-      this.#byCorrelation.set(m.correlationId, el);
-      this.#setState(el, 'accepted');
+    if (correlated) this.#byCorrelation.set(m.correlationId, el);
+    if (own && this.#setState(el, 'accepted') && shown) this.#say('Sent', el);
+    // Accepted messages go above the own sends still on their way. A send of this page is already
+    // above them unless it was accepted ahead of an earlier one: then, and only then, it moves.
+    const before = this.#firstUnsent();
+    if (!shown || (before && !(el.compareDocumentPosition(before) & Node.DOCUMENT_POSITION_FOLLOWING))) {
+      this.log.insertBefore(el, before);
     }
-    this.log.insertBefore(el, this.#firstUnsent());
     this.#lastSeq = Math.max(this.#lastSeq, m.seq);
     if (m.kind === 'stream' && m.streamId) this.renderStream(this.#streams.follow(m.streamId));
     if (own) this.updateReads();
@@ -115,7 +132,7 @@ export class Conversation {
   /** accepted before its message came (the client waits for a gap to fill): it is safe now, its place comes later. */
   accepted(e) {
     const el = this.#byCorrelation.get(e.correlationId);
-    if (el && el.dataset.state === 'sending') this.#setState(el, 'accepted');
+    if (el && el.dataset.state === 'sending' && this.#setState(el, 'accepted')) this.#say('Sent', el);
   }
 
   retrying(e) {
@@ -126,11 +143,13 @@ export class Conversation {
   failed(e) {
     const el = this.#byCorrelation.get(e.correlationId);
     if (!el) return;
-    this.#setState(el, 'failed', `Not sent: ${e.message || e.code} (${e.code})`);
-    el.setAttribute('role', 'alert');
+    const status = `Not sent: ${e.message || e.code} (${e.code})`;
+    this.#setState(el, 'failed', status);
+    this.#say(status, el);
     el.append(h('button', { type: 'button', class: 'dismiss', onclick: () => {
       this.#byCorrelation.delete(e.correlationId);
       el.remove();
+      this.#afterDismiss();
     } }, 'Dismiss'));
   }
 
@@ -138,17 +157,22 @@ export class Conversation {
     this.log.insertBefore(h('p', { class: 'note' }, `Messages ${e.fromSeq} to ${e.toSeq} are no longer kept by the server.`), this.#firstUnsent());
   }
 
-  /** Own accepted messages say who has read them: a member has read seq n once their readSeq reaches n. */
-  updateReads() {
+  /**
+   * Own accepted messages say who has read them: a member has read seq n once their readSeq
+   * reaches n. A change is said once, for the latest message it reached (quiet: not at all).
+   */
+  updateReads({ quiet = false } = {}) {
     const readSeq = this.#client.readSeq(this.chatId);
     const readers = Object.entries(readSeq).filter(([user]) => user !== this.#me);
+    let latest = null;
     for (const el of this.log.querySelectorAll('.msg.own[data-seq]')) {
       if (el.dataset.state === 'failed') continue;
       const seq = Number(el.dataset.seq);
       const by = readers.filter(([, s]) => s >= seq).map(([user]) => user).sort();
-      if (by.length > 0) this.#setState(el, 'read', `Read by ${by.join(', ')}`);
-      else this.#setState(el, 'accepted');
+      const changed = by.length > 0 ? this.#setState(el, 'read', `Read by ${by.join(', ')}`) : this.#setState(el, 'accepted');
+      if (changed && by.length > 0) latest = el;
     }
+    if (latest && !quiet) this.#say(latest.querySelector('.status').textContent, latest);
   }
 
   renderStream(s) {
@@ -183,10 +207,23 @@ export class Conversation {
     return h('time', { datetime: iso }, shortTime(iso));
   }
 
+  /** Sets a bubble's state and status text; true if the text changed. */
   #setState(el, state, text) {
     el.dataset.state = state;
-    if (el.classList.contains('stream')) return;
-    el.querySelector('.status').textContent = text ?? (state === 'sending' ? 'Sending…' : state === 'accepted' ? 'Sent' : '');
+    if (el.classList.contains('stream')) return false;
+    const status = el.querySelector('.status');
+    const next = text ?? (state === 'sending' ? 'Sending…' : state === 'accepted' ? 'Sent' : '');
+    if (status.textContent === next) return false;
+    status.textContent = next;
+    return true;
+  }
+
+  /** Announces a bubble's new status, with the start of its text to say which message it is. */
+  #say(status, el) {
+    if (this.#quiet) return;
+    const chars = [...(el.querySelector('.body')?.textContent ?? '')];
+    const start = chars.length > 60 ? `${chars.slice(0, 60).join('')}…` : chars.join('');
+    this.#announce(`${status}: “${start}”`);
   }
 
   /** Where an accepted message goes: above every own send still on its way (a failed one stays where it was written). */
