@@ -47,9 +47,9 @@ export interface ClientOptions {
   /** History page size, 1-1000. Default 500. */
   pageSize?: number;
   /** Messages kept (and stored) per chat for messages(). Default 200. */
+  keepMessages?: number;
   /** A chat's cursor and messages are written at most this often. Default 250 ms. */
   persistDelayMs?: number;
-  keepMessages?: number;
   /** Default true: a chat's sends go one at a time, so they commit in the order they were made. */
   ordered?: boolean;
   /** Which chats to resync on connect: 'all' of the caller's (listed on every connect; default) or these ids. */
@@ -140,7 +140,11 @@ export interface ClientEvents {
   message: Message;
   /** An own send committed (the body is the one sent). */
   accepted: Accepted & { body: string };
-  /** An own send refused for good: invalid, too_large or not_found. */
+  /**
+   * An own send refused for good: invalid, too_large, not_found or forbidden; an error code this
+   * client does not know, after 5 tries; too_large also when the frame is over the welcome's
+   * maxFrameBytes, or the connection closed with 1009 twice with it unanswered.
+   */
   failed: { correlationId: string; chatId: string; body: string; code: string; message: string };
   /** A send answered overloaded / rate_limited / unavailable, tried again after delayMs. */
   retry: { correlationId: string; chatId: string; code: string; delayMs: number };
@@ -201,7 +205,10 @@ export class WaterlineClient {
   subscribe(streamId: string, options?: { fromSeq?: number; transport?: 'auto' | 'ws' | 'sse' }): StreamSubscription;
   /** An authenticated JSON call on the server in use. */
   rest<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
-  stats(): { connects: number; welcomes: number; delivered: number; duplicates: number; acked: number; sent: number; resent: number; retried: number; historyPages: number; pending: number; inflight: number };
+  stats(): {
+    connects: number; welcomes: number; delivered: number; duplicates: number; acked: number; ackFrames: number; acksQueued: number;
+    sent: number; resent: number; retried: number; historyPages: number; pending: number; inflight: number;
+  };
 }
 
 /** The sub claim of a compact JWT (unverified). */

@@ -43,6 +43,9 @@ function notice(text) {
 
 function errorText(error) {
   if (!error) return 'unknown error';
+  if (error.status === 404 && error.code === 'not_found' && /token/i.test(error.message ?? '')) {
+    return 'this server gives no dev tokens, and the demo signs in with them (waterline.auth.dev-tokens)';
+  }
   if (error.code === 'unavailable') return 'the server cannot be reached';
   return error.message && error.message !== error.code ? `${error.message} (${error.code ?? error.name})` : String(error.code ?? error);
 }
@@ -310,7 +313,13 @@ class Session {
   }
 
   async askBot() {
-    await this.client.rest('POST', '/api/dev/bots/echo', { chatId: this.conversation.chatId });
+    try {
+      await this.client.rest('POST', '/api/dev/bots/echo', { chatId: this.conversation.chatId });
+    } catch (error) {
+      // the bot answers only where waterline.streams.dev-bots is on (the zero-configuration mode)
+      if (error.status === 404) throw new Error('the echo bot is off on this server (waterline.streams.dev-bots)');
+      throw error;
+    }
   }
 }
 
