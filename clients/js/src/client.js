@@ -112,7 +112,7 @@ export class WaterlineClient {
   #ordinal = 0;
   #inflight = 0;
   #subs = new Map();
-  #stats = { connects: 0, welcomes: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
+  #stats = { connects: 0, welcomes: 0, pings: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
   #onOnline = () => this.#reconnectNow();
   #onPageHide = () => { for (const chat of this.#chats.values()) if (chat.dirty) this.#persistChat(chat, true); };
 
@@ -356,7 +356,7 @@ export class WaterlineClient {
   #tick(conn, every, idleMs) {
     const now = Date.now();
     if (now - conn.lastReceived > idleMs) return this.#abandon(conn, 'nothing received for ' + idleMs + ' ms');
-    if (now - conn.lastSent >= every) this.#frame(conn, { type: 'ping' });
+    if (now - conn.lastSent >= every && this.#frame(conn, { type: 'ping' })) this.#stats.pings++;
     for (const s of this.#pending.values()) {
       if (s.state === 'inflight' && now - s.wiredAt > this.#o.sendTimeoutMs) {
         // an answer that did not come: the same correlationId again is safe (idempotent retry)

@@ -206,7 +206,7 @@ export class WaterlineClient {
   /** An authenticated JSON call on the server in use. */
   rest<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   stats(): {
-    connects: number; welcomes: number; delivered: number; duplicates: number; acked: number; ackFrames: number; acksQueued: number;
+    connects: number; welcomes: number; pings: number; delivered: number; duplicates: number; acked: number; ackFrames: number; acksQueued: number;
     sent: number; resent: number; retried: number; historyPages: number; pending: number; inflight: number;
   };
 }

@@ -308,6 +308,34 @@ test('a stream subscription resumes after a dropped connection from the last chu
   }
 });
 
+test('keepalive: an idle client outlives the server\'s idle timeout; a path that goes silent is given up and replaced', async () => {
+  const quick = await TestServer.start({ args: ['--waterline.reapers.idle-timeout=3s'] });
+  const proxy = await TcpProxy.start(quick.port);
+  try {
+    const c = new WaterlineClient({ urls: proxy.base, token: () => quick.token('idler'), backoffInitialMs: 50 });
+    opened.push(c);
+    const states = [];
+    c.on('state', (s) => states.push(s));
+    await started(c);
+    assert.equal(c.limits.idleTimeoutSeconds, 3);
+    // nothing but its own pings for longer than the idle timeout (a ping a second): still the first connection
+    await until(c, () => c.stats().pings >= 5, { timeoutMs: 30_000, what: 'five pings', pollMs: 100 });
+    assert.equal(c.stats().connects, 1, JSON.stringify(states));
+    assert.ok(!states.some((s) => s.code === 4000), 'never closed as idle');
+    // the server's answers stop reaching the client (a half-open path): given up within an idle timeout, then a new connection
+    proxy.hold();
+    const dropped = next(c, 'state', (s) => s.state === 'reconnecting');
+    const back = next(c, 'state', (s) => s.state === 'open');
+    const e = await dropped;
+    assert.match(e.reason, /nothing received/);
+    await back;
+    assert.equal(c.stats().welcomes, 2);
+  } finally {
+    await proxy.down();
+    await quick.dispose();
+  }
+});
+
 test('read receipts reach the other member and raise readSeq', async () => {
   const mia = await started(client(user('mia')));
   const ned = await started(client(user('ned')));
