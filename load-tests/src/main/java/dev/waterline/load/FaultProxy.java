@@ -1,0 +1,329 @@
+package dev.waterline.load;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A TCP proxy on loopback that makes the faults a network or a slow database makes, in user space
+ * (this kernel has no {@code netem}): latency and jitter added to every chunk in each direction,
+ * a fraction of connections reset part-way through (mid-frame), and on demand every connection
+ * cut, new ones refused, and let through again.
+ * <p>
+ * Design note, one connection: each direction has a reader and a writer on virtual threads. The
+ * reader stamps every chunk it reads with a due time, {@code max(previous due, now + latency +
+ * U[0, jitter))}, and queues it; the writer sends each chunk when it is due. Due times never go
+ * down, so the bytes keep their order whatever the jitter, as TCP's would. A connection chosen
+ * for a reset (with probability {@code resetRate}, decided when it is accepted) is reset once a
+ * random count of bytes up to {@code resetWithinBytes} has been forwarded, in either direction:
+ * both sockets closed with SO_LINGER 0, so both ends see a reset, usually in the middle of a
+ * frame. A failed read or write ends the connection (both sockets closed); nothing is retried,
+ * since a proxy that hid failures would test nothing.
+ *
+ * @see ProxyCli for the command line
+ */
+public final class FaultProxy implements AutoCloseable {
+
+    /**
+     * What the proxy does to the traffic.
+     *
+     * @param latency          added to every chunk, each way
+     * @param jitter           a further uniform [0, jitter) per chunk, each way (order kept)
+     * @param resetRate        fraction of connections reset part-way, 0-1
+     * @param resetWithinBytes a reset connection is reset after a uniform 1..this many bytes
+     * @param seed             of the random draws, so a scenario can be repeated
+     */
+    public record Faults(Duration latency, Duration jitter, double resetRate, long resetWithinBytes, long seed) {
+        public Faults {
+            if (latency.isNegative() || jitter.isNegative()) {
+                throw new IllegalArgumentException("latency and jitter must not be negative");
+            }
+            if (resetRate < 0 || resetRate > 1) {
+                throw new IllegalArgumentException("resetRate must be within 0-1: " + resetRate);
+            }
+            if (resetWithinBytes < 1) {
+                throw new IllegalArgumentException("resetWithinBytes must be at least 1");
+            }
+        }
+
+        public static Faults none() {
+            return new Faults(Duration.ZERO, Duration.ZERO, 0, 1, 1);
+        }
+    }
+
+    /** Counts since the start: connections accepted, connections reset by the proxy, bytes forwarded each way. */
+    public record Stats(long connections, long resets, long bytesUp, long bytesDown) {
+    }
+
+    private static final int CHUNK = 16 * 1024;
+    private static final byte[] EOF = new byte[0];
+
+    private final String targetHost;
+    private final int targetPort;
+    private final Faults faults;
+    private final Random random;
+    private final Set<Pipe> pipes = ConcurrentHashMap.newKeySet();
+    private final AtomicLong connections = new AtomicLong();
+    private final AtomicLong resets = new AtomicLong();
+    private final AtomicLong bytesUp = new AtomicLong();
+    private final AtomicLong bytesDown = new AtomicLong();
+    private final int port;
+    private volatile ServerSocket listener;
+    private volatile Thread acceptor;
+
+    public FaultProxy(int listenPort, String targetHost, int targetPort, Faults faults) {
+        this.targetHost = targetHost;
+        this.targetPort = targetPort;
+        this.faults = faults;
+        this.random = new Random(faults.seed());
+        this.port = listen(listenPort);
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public Stats stats() {
+        return new Stats(connections.get(), resets.get(), bytesUp.get(), bytesDown.get());
+    }
+
+    /** Ends every connection through the proxy (a plain close, not a reset); new ones still come through. */
+    public void cut() {
+        for (Pipe p : pipes) {
+            p.close(false);
+        }
+    }
+
+    /** Cuts every connection and refuses new ones, as a host that went away. */
+    public synchronized void refuse() {
+        ServerSocket l = listener;
+        listener = null;
+        if (l != null) {
+            try {
+                l.close();
+                // The JDK closes a socket that a thread is blocked accepting on only once that thread
+                // has left accept: until then the port still completes handshakes into its backlog.
+                acceptor.join();
+            }
+            catch (IOException e) {
+                // closing a listener that failed is still closed for us
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        cut();
+    }
+
+    /** Listens again on the same port after {@link #refuse()}. */
+    public synchronized void restore() {
+        if (listener == null) {
+            listen(port);
+        }
+    }
+
+    @Override
+    public void close() {
+        refuse();
+    }
+
+    private int listen(int onPort) {
+        try {
+            ServerSocket server = new ServerSocket();
+            server.setReuseAddress(true);
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), onPort));
+            listener = server;
+            acceptor = Thread.ofVirtual().name("fault-proxy-accept-" + server.getLocalPort()).start(() -> accept(server));
+            return server.getLocalPort();
+        }
+        catch (IOException e) {
+            throw new IllegalStateException("the proxy could not listen on port " + onPort, e);
+        }
+    }
+
+    private void accept(ServerSocket server) {
+        while (!server.isClosed()) {
+            Socket client;
+            try {
+                client = server.accept();
+            }
+            catch (IOException e) {
+                return;   // refused or closed: the loop ends with its listener
+            }
+            connections.incrementAndGet();
+            long resetAfter;
+            synchronized (random) {
+                resetAfter = random.nextDouble() < faults.resetRate() ? 1 + (long) (random.nextDouble() * faults.resetWithinBytes()) : -1;
+            }
+            // connected on a thread of its own: a slow target does not hold up the next accept
+            Thread.ofVirtual().start(() -> open(client, resetAfter));
+        }
+    }
+
+    private void open(Socket client, long resetAfter) {
+        Socket upstream;
+        try {
+            upstream = new Socket(targetHost, targetPort);
+            client.setTcpNoDelay(true);
+            upstream.setTcpNoDelay(true);
+        }
+        catch (IOException e) {
+            // the target refused: the client sees its connection end, as it would without the proxy
+            closeQuietly(client);
+            return;
+        }
+        Pipe pipe = new Pipe(client, upstream, resetAfter);
+        pipes.add(pipe);
+        pipe.start();
+    }
+
+    private long dueNanos(long previous) {
+        long jitter = faults.jitter().toNanos();
+        long draw;
+        synchronized (random) {
+            draw = jitter == 0 ? 0 : (long) (random.nextDouble() * jitter);
+        }
+        return Math.max(previous, System.nanoTime() + faults.latency().toNanos() + draw);
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        }
+        catch (IOException e) {
+            // already closed: nothing more to end
+        }
+    }
+
+    private record Chunk(byte[] bytes, long due) {
+    }
+
+    /** One proxied connection: two directions, each a reader and a writer. */
+    private final class Pipe {
+        private final Socket client;
+        private final Socket upstream;
+        private final AtomicLong forwarded = new AtomicLong();
+        private final List<LinkedBlockingQueue<Chunk>> queues = new CopyOnWriteArrayList<>();
+        private final long resetAfter;
+        private final AtomicInteger ended = new AtomicInteger();
+        private volatile boolean closed;
+
+        Pipe(Socket client, Socket upstream, long resetAfter) {
+            this.client = client;
+            this.upstream = upstream;
+            this.resetAfter = resetAfter;
+        }
+
+        void start() {
+            direction(client, upstream, bytesUp);
+            direction(upstream, client, bytesDown);
+        }
+
+        private void direction(Socket from, Socket to, AtomicLong counted) {
+            LinkedBlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+            queues.add(queue);
+            Thread.ofVirtual().start(() -> read(from, queue));
+            Thread.ofVirtual().start(() -> write(to, queue, counted));
+        }
+
+        private void read(Socket from, LinkedBlockingQueue<Chunk> queue) {
+            long due = 0;
+            byte[] buf = new byte[CHUNK];
+            try {
+                InputStream in = from.getInputStream();
+                for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
+                    due = dueNanos(due);
+                    queue.add(new Chunk(Arrays.copyOf(buf, n), due));
+                }
+                queue.add(new Chunk(EOF, dueNanos(due)));
+            }
+            catch (IOException e) {
+                close(false);   // a broken side ends the connection: both ends see it
+            }
+        }
+
+        private void write(Socket to, LinkedBlockingQueue<Chunk> queue, AtomicLong counted) {
+            try {
+                OutputStream out = to.getOutputStream();
+                while (!closed) {
+                    Chunk c = queue.take();
+                    for (long wait = c.due() - System.nanoTime(); wait > 0; wait = c.due() - System.nanoTime()) {
+                        LockSupport.parkNanos(wait);
+                    }
+                    if (c.bytes() == EOF) {
+                        if (!closed) {
+                            to.shutdownOutput();
+                        }
+                        // both ways ended: the sockets are closed, not left half-closed for good
+                        if (ended.incrementAndGet() == 2) {
+                            close(false);
+                        }
+                        return;
+                    }
+                    byte[] bytes = c.bytes();
+                    if (resetAfter > 0) {
+                        long before = forwarded.getAndAdd(bytes.length);
+                        if (before + bytes.length >= resetAfter) {
+                            int part = (int) Math.max(0, resetAfter - before);
+                            out.write(bytes, 0, Math.min(part, bytes.length));
+                            out.flush();
+                            close(true);
+                            return;
+                        }
+                    }
+                    out.write(bytes);
+                    out.flush();
+                    counted.addAndGet(bytes.length);
+                }
+            }
+            catch (IOException e) {
+                close(false);
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                close(false);
+            }
+        }
+
+        synchronized void close(boolean reset) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            pipes.remove(this);
+            if (reset) {
+                // counted here, once: both directions share the byte count and may cross it together
+                resets.incrementAndGet();
+                for (Socket s : new Socket[] {client, upstream}) {
+                    try {
+                        s.setSoLinger(true, 0);
+                    }
+                    catch (IOException e) {
+                        // a socket already broken resets itself
+                    }
+                }
+            }
+            closeQuietly(client);
+            closeQuietly(upstream);
+            // wakes a writer waiting for a chunk that will not come, so its thread ends
+            for (LinkedBlockingQueue<Chunk> q : queues) {
+                q.add(new Chunk(EOF, 0));
+            }
+        }
+    }
+}
