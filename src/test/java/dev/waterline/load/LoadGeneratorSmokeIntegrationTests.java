@@ -34,12 +34,16 @@ class LoadGeneratorSmokeIntegrationTests {
                 "--slow-ack-delay", "PT0.5S", "--outbox-drain", "PT2S", "--out", out.toString(), "--label", "smoke", "--quiet",
                 "--transport", transport.name());
 
-        Report report = new LoadRun(cli.config(), System.err).execute();
+        LoadRun run = new LoadRun(cli.config(), System.err);
+        Report report = run.execute();
 
         assertThat(report.lost()).as(report.markdown()).isZero();
         assertThat(report.accepted()).isGreaterThan(300);
         assertThat(report.reconnects()).as("reconnecting clients came back").isPositive();
-        assertThat(report.syncedMessages()).as("reconnects resynced history").isPositive();
+        // every reconnect reads history since its cursor; whether it finds anything depends on timing
+        // (a client that missed nothing reads an empty page), so the resyncs are counted, not their messages
+        assertThat(run.stats.reconnectResyncs.sum()).as("reconnects resynced history").isPositive()
+                .isLessThanOrEqualTo(report.reconnects());
         assertThat(report.deliveriesPerExpected()).isGreaterThan(0.5);
         assertThat(report.acceptLatencyMs().get("count")).isEqualTo((double) report.accepted());
         assertThat(Files.readString(out.resolve("report.json"))).contains("\"lost\" : 0");

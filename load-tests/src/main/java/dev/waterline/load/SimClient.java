@@ -328,6 +328,9 @@ final class SimClient {
             }
             phase = "resync";
             resync();
+            if (!first) {
+                run.stats.reconnectResyncs.increment();
+            }
             connected = true;
             long from = stormFrom;
             if (from != 0) {

@@ -23,6 +23,8 @@ final class Stats {
     final LongAdder acksSent = new LongAdder();
     final LongAdder syncedMessages = new LongAdder();
     final LongAdder reconnects = new LongAdder();
+    /** Reconnects whose resync ended (read nothing or something: a client that missed nothing reads an empty page). */
+    final LongAdder reconnectResyncs = new LongAdder();
     final Map<String, LongAdder> rejectedByCode = new ConcurrentHashMap<>();
     final Map<String, LongAdder> errorsByCode = new ConcurrentHashMap<>();
     final Map<Integer, LongAdder> closesByCode = new ConcurrentHashMap<>();
