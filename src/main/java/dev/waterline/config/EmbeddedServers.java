@@ -181,6 +181,8 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
     private static EmbeddedPostgres startPostgres(Path dir, boolean clean, Log log) {
         try {
             Files.createDirectories(dir.getParent());
+            EmbeddedOrphans.claim(dir);
+            EmbeddedOrphans.stopOrphan(dir.resolve("postmaster.pid"), "postgres", dir, log);
             if (clean) {
                 // The library deletes a clean data directory when the JVM exits; a JVM killed
                 // meanwhile leaves part of it, on which initdb then fails. Wiped here instead, but
@@ -287,6 +289,8 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
 
     private static RedisServer startRedis(Path dir, boolean clean, Log log) {
         try {
+            EmbeddedOrphans.claim(dir);
+            EmbeddedOrphans.stopOrphan(dir.resolve("redis.pid"), "redis-server", dir, log);
             if (clean && Files.exists(dir)) {
                 try (var files = Files.list(dir)) {
                     for (Path f : files.toList()) {
@@ -303,6 +307,8 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
                     .port(port)
                     .bind("127.0.0.1")
                     .setting("dir " + dir)
+                    // named so that a start after a killed server can find and stop this one (EmbeddedOrphans)
+                    .setting("pidfile " + dir.resolve("redis.pid"))
                     .setting("appendonly yes")
                     .setting("save \"\"")
                     .setting("daemonize no")

@@ -107,7 +107,8 @@ final class ServerProcess implements AutoCloseable {
         lift(cmd, cfg.serverArgs(), "--waterline.api.burst", "1000000");
         cmd.addAll(cfg.serverArgs());
         Path log = workDir.resolve("server.log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        // appended: a restart on the same folder keeps the earlier log, and two starts at once interleave lines, not bytes
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         String base = "http://127.0.0.1:" + port;
         ServerProcess server = new ServerProcess(p, base, log, dataDir);
         server.awaitReady(Duration.ofSeconds(180));
