@@ -343,7 +343,8 @@ export class WaterlineClient {
     // Something goes out at least every idle / 3 (the contract asks idle / 2; a third leaves a
     // margin for a slow tick); nothing coming back for a whole idle timeout means the path is dead.
     const every = Math.max(500, Math.floor(idleMs / 3));
-    conn.timers.push(setInterval(() => this.#tick(conn, every, idleMs), Math.min(every, 1000)));
+    // ticks at half the ping interval: a tick that lands a moment early is followed by one in time
+    conn.timers.push(setInterval(() => this.#tick(conn, every, idleMs), Math.max(100, Math.min(every / 2, 1000))));
     this.#setState('open', { url: conn.base, sessionId: f.sessionId });
     for (const sub of this.#subs.values()) if (sub.transport === 'ws') this.#subscribeWs(sub);
     for (const chat of this.#chats.values()) {

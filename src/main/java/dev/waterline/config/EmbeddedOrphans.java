@@ -2,16 +2,21 @@ package dev.waterline.config;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.commons.logging.Log;
 
@@ -21,26 +26,45 @@ import org.apache.commons.logging.Log;
  * left behind holds the data folder, so the next start failed after a minute's wait.
  * <p>
  * A server claims each embedded data folder with an exclusive lock on a file beside it, held
- * for the JVM's life and released by the operating system however the JVM ends. A folder whose
- * lock is taken is in use by a live server: the start is refused, and nothing of it is touched.
- * A folder whose lock is free but whose pid file names a live process of the expected program
- * on that folder holds an orphan: it is stopped (SIGTERM, then SIGKILL after a grace), and the
- * start goes on on the same data.
+ * for the JVM's life and released by the operating system however the JVM ends, and writes into
+ * it when it took the claim. A folder whose lock is taken is in use by a live server: the start
+ * is refused, and nothing of it is touched. A folder whose lock is free, and whose lock file says
+ * an earlier server claimed it, may hold that server's orphan: the process its pid file names is
+ * stopped only if it is alive, is the expected program on exactly that folder, and started after
+ * that claim (so neither a process that reused the pid nor a PostgreSQL someone started by hand
+ * before is touched). PostgreSQL is asked for a fast shutdown (SIGINT: its sessions are ended,
+ * where SIGTERM would wait for them), Redis with SIGTERM; SIGKILL after a grace.
  */
 final class EmbeddedOrphans {
+
+    /** Which program an orphan must be: its executable's file name, and how it names its folder. */
+    enum Program {
+        POSTGRES("postgres"), REDIS("redis-server");
+
+        final String executable;
+
+        Program(String executable) {
+            this.executable = executable;
+        }
+    }
 
     private static final Map<Path, FileChannel> CLAIMS = new ConcurrentHashMap<>();
 
     private EmbeddedOrphans() {
     }
 
-    /** Locks {@code dir} for this JVM (once per JVM), or refuses if a live process holds it. */
-    static void claim(Path dir) {
+    /**
+     * Locks {@code dir} for this JVM (once per JVM), or refuses if a live process holds it.
+     *
+     * @return when the previous claim (of a server now gone) was taken; empty if there was none
+     */
+    static Optional<Instant> claim(Path dir) {
+        Path lockFile = dir.resolveSibling(dir.getFileName() + ".lock");
+        AtomicReference<Optional<Instant>> previous = new AtomicReference<>(Optional.empty());
         CLAIMS.computeIfAbsent(dir, d -> {
-            Path lockFile = d.resolveSibling(d.getFileName() + ".lock");
             try {
                 Files.createDirectories(d.getParent());
-                FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
                 FileLock lock;
                 try {
                     lock = channel.tryLock();
@@ -53,42 +77,61 @@ final class EmbeddedOrphans {
                     throw new IllegalStateException(d + " is in use by another running Waterline (" + lockFile
                             + " is locked): stop it, or give this one another waterline.embedded.data-dir");
                 }
+                // read through the locked channel: opening and closing the file again would release the
+                // lock (POSIX locks belong to the process and end with any of its descriptors on the file)
+                ByteBuffer was = ByteBuffer.allocate(512);
+                int n = Math.max(0, channel.read(was, 0));
+                previous.set(claimedAt(new String(was.array(), 0, n, StandardCharsets.UTF_8)));
+                channel.truncate(0);
+                channel.write(ByteBuffer.wrap(("claimed " + Instant.now() + " by pid " + ProcessHandle.current().pid() + "\n")
+                        .getBytes(StandardCharsets.UTF_8)), 0);
+                channel.force(true);
                 return channel;
             }
             catch (IOException e) {
                 throw new UncheckedIOException("Could not lock " + lockFile, e);
             }
         });
+        return previous.get();
+    }
+
+    private static Optional<Instant> claimedAt(String content) {
+        String[] words = content.strip().split("\\s+");
+        try {
+            return words.length >= 2 && words[0].equals("claimed") ? Optional.of(Instant.parse(words[1])) : Optional.empty();
+        }
+        catch (RuntimeException e) {
+            return Optional.empty();   // not a claim this class wrote: nothing is taken for an orphan
+        }
     }
 
     /**
-     * Stops the process that {@code pidFile} names if it is alive, runs {@code program}, and its
-     * command line names {@code dir}: one left by a server that died (the caller holds the claim).
+     * Stops the orphan that {@code pidFile} names, if there is one (see the class comment).
+     *
+     * @param previousClaim what {@link #claim} returned for {@code dir}
      */
-    static void stopOrphan(Path pidFile, String program, Path dir, Log log) {
-        Optional<ProcessHandle> orphan = orphan(pidFile, program, dir);
+    static void stopOrphan(Path pidFile, Program program, Path dir, Optional<Instant> previousClaim, Log log) {
+        if (previousClaim.isEmpty()) {
+            return;
+        }
+        Optional<ProcessHandle> orphan = orphan(pidFile, program, dir, previousClaim.get());
         if (orphan.isEmpty()) {
             return;
         }
         ProcessHandle p = orphan.get();
         if (log != null) {
-            log.warn("A " + program + " (pid " + p.pid() + ") left by a server that died still runs on " + dir + ": stopping it");
+            log.warn("A " + program.executable + " (pid " + p.pid() + ") left by a server that died still runs on " + dir + ": stopping it");
         }
-        p.destroy();
-        try {
-            if (!p.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).thenApply(h -> h != null).join()) {
-                p.destroyForcibly();
-                p.onExit().completeOnTimeout(null, 10, TimeUnit.SECONDS).join();
-            }
-        }
-        finally {
-            if (p.isAlive()) {
-                throw new IllegalStateException("Could not stop the " + program + " (pid " + p.pid() + ") left on " + dir);
+        signal(p, program == Program.POSTGRES ? "INT" : "TERM");
+        if (!gone(p, 30)) {
+            p.destroyForcibly();
+            if (!gone(p, 10)) {
+                throw new IllegalStateException("Could not stop the " + program.executable + " (pid " + p.pid() + ") left on " + dir);
             }
         }
     }
 
-    static Optional<ProcessHandle> orphan(Path pidFile, String program, Path dir) {
+    static Optional<ProcessHandle> orphan(Path pidFile, Program program, Path dir, Instant claimedAfter) {
         if (!Files.exists(pidFile)) {
             return Optional.empty();
         }
@@ -99,13 +142,78 @@ final class EmbeddedOrphans {
         catch (IOException | NumberFormatException e) {
             return Optional.empty();   // unreadable: the program's own start decides what it means
         }
-        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive).filter(p -> {
-            String command = p.info().commandLine().orElse("");
-            return command.contains(program) && (command.contains(dir.toString()) || dir.equals(workingDirectory(p)));
+        Path real = realPath(dir);
+        return ProcessHandle.of(pid).filter(p -> !gone(p)).filter(p -> {
+            ProcessHandle.Info info = p.info();
+            String executable = info.command().map(c -> Path.of(c).getFileName().toString()).orElse("");
+            // the JDK dates a process from the boot time, which Linux gives in whole seconds: a slack of two
+            boolean started = info.startInstant().map(s -> !s.isBefore(claimedAfter.minusSeconds(2))).orElse(false);
+            boolean onDir = switch (program) {
+                case POSTGRES -> executable.equals("postgres") && follows(info.arguments().map(List::of).orElse(List.of()), "-D", dir, real);
+                // Redis retitles its command line, but it works in its data folder
+                case REDIS -> executable.startsWith("redis-server") && real.equals(workingDirectory(p));
+            };
+            return started && onDir;
         });
     }
 
-    /** Where the process works (Redis moves into its data folder and retitles its command line), on Linux; null elsewhere. */
+    private static boolean follows(List<String> args, String flag, Path dir, Path real) {
+        int i = args.indexOf(flag);
+        if (i < 0 || i + 1 >= args.size()) {
+            return false;
+        }
+        Path named = Path.of(args.get(i + 1)).toAbsolutePath().normalize();
+        return named.equals(dir) || realPath(named).equals(real);
+    }
+
+    private static Path realPath(Path p) {
+        try {
+            return p.toRealPath();
+        }
+        catch (IOException e) {
+            return p;
+        }
+    }
+
+    private static void signal(ProcessHandle p, String signal) {
+        try {
+            new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
+        }
+        catch (IOException e) {
+            p.destroy();   // no kill(1) here: SIGTERM through the JDK
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static boolean gone(ProcessHandle p, int seconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < deadline) {
+            if (gone(p)) {
+                return true;
+            }
+            p.onExit().completeOnTimeout(p, 100, TimeUnit.MILLISECONDS).join();
+        }
+        return gone(p);
+    }
+
+    /** Gone, or a zombie its parent has not reaped yet (the JDK counts those as alive). */
+    private static boolean gone(ProcessHandle p) {
+        if (!p.isAlive()) {
+            return true;
+        }
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
+            int end = stat.lastIndexOf(')');
+            return end > 0 && end + 2 < stat.length() && stat.charAt(end + 2) == 'Z';
+        }
+        catch (IOException | UnsupportedOperationException | SecurityException e) {
+            return false;   // no /proc: the JDK's word stands
+        }
+    }
+
+    /** Where the process works, on Linux; null elsewhere. */
     private static Path workingDirectory(ProcessHandle p) {
         try {
             return Files.readSymbolicLink(Path.of("/proc", Long.toString(p.pid()), "cwd"));

@@ -64,12 +64,23 @@ class KilledServerRestartIntegrationTests {
         Path data = work.resolve("data");
         Optional<ProcessHandle> postgres = live(data.resolve("postgres/postmaster.pid"));
         Optional<ProcessHandle> redis = live(data.resolve("redis/redis.pid"));
-        assertThat(postgres).as("the killed JVM's PostgreSQL outlives it").isPresent();
-        assertThat(redis).as("and so does its Redis").isPresent();
+        try {
+            assertThat(postgres).as("the killed JVM's PostgreSQL outlives it").isPresent();
+            assertThat(redis).as("and so does its Redis").isPresent();
+            restartAndRefuseASecond(launch, work, http, token, chatId, postgres.get(), redis.get());
+        }
+        finally {
+            // whatever failed, nothing of this test stays running on the machine
+            postgres.ifPresent(ProcessHandle::destroyForcibly);
+            redis.ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
 
+    private static void restartAndRefuseASecond(ServerProcess.Launch launch, Path work, HttpClient http, String token, String chatId,
+                                                ProcessHandle postgres, ProcessHandle redis) throws Exception {
         try (ServerProcess again = ServerProcess.start(launch, work)) {
-            assertThat(postgres.get().isAlive()).as("the orphaned PostgreSQL was stopped").isFalse();
-            assertThat(redis.get().isAlive()).as("the orphaned Redis was stopped").isFalse();
+            assertThat(postgres.isAlive()).as("the orphaned PostgreSQL was stopped").isFalse();
+            assertThat(redis.isAlive()).as("the orphaned Redis was stopped").isFalse();
             HttpResponse<String> chat = http.send(HttpRequest.newBuilder(URI.create(again.baseUrl() + "/api/chats/" + chatId))
                     .header("Authorization", "Bearer " + token).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(chat.statusCode()).as("the same data, and the same secret: " + chat.body()).isEqualTo(200);
@@ -77,6 +88,9 @@ class KilledServerRestartIntegrationTests {
             assertThatThrownBy(() -> ServerProcess.start(launch, work)).hasMessageContaining("exited during start");
             assertThat(Files.readString(work.resolve("server.log")))
                     .as("the refused second server says why").contains("is in use by another running Waterline");
+            HttpResponse<String> still = http.send(HttpRequest.newBuilder(URI.create(again.baseUrl() + "/api/chats/" + chatId))
+                    .header("Authorization", "Bearer " + token).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(still.statusCode()).as("the refused start touched nothing of the running server").isEqualTo(200);
         }
     }
 }

@@ -71,6 +71,8 @@ public final class FaultProxy implements AutoCloseable {
     }
 
     private static final int CHUNK = 16 * 1024;
+    /** At most this many chunks (of up to {@link #CHUNK} bytes) wait in one direction. */
+    private static final int QUEUED_CHUNKS = 64;
     private static final byte[] EOF = new byte[0];
 
     private final String targetHost;
@@ -82,6 +84,8 @@ public final class FaultProxy implements AutoCloseable {
     private final AtomicLong resets = new AtomicLong();
     private final AtomicLong bytesUp = new AtomicLong();
     private final AtomicLong bytesDown = new AtomicLong();
+    /** Raised by every cut: a connection accepted before it and opened after it is closed, not forwarded. */
+    private final AtomicLong cuts = new AtomicLong();
     private final int port;
     private volatile ServerSocket listener;
     private volatile Thread acceptor;
@@ -104,6 +108,7 @@ public final class FaultProxy implements AutoCloseable {
 
     /** Ends every connection through the proxy (a plain close, not a reset); new ones still come through. */
     public void cut() {
+        cuts.incrementAndGet();
         for (Pipe p : pipes) {
             p.close(false);
         }
@@ -163,19 +168,25 @@ public final class FaultProxy implements AutoCloseable {
                 client = server.accept();
             }
             catch (IOException e) {
-                return;   // refused or closed: the loop ends with its listener
+                if (server.isClosed()) {
+                    return;   // refused or closed: the loop ends with its listener
+                }
+                // out of descriptors, say: the port stays open, so the loop must go on
+                LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+                continue;
             }
             connections.incrementAndGet();
-            long resetAfter;
-            synchronized (random) {
-                resetAfter = random.nextDouble() < faults.resetRate() ? 1 + (long) (random.nextDouble() * faults.resetWithinBytes()) : -1;
-            }
+            // each connection draws from a generator of its own, seeded in accept order: a run with the same
+            // seed makes the same decisions whatever the threads' timing
+            Random own = new Random(random.nextLong());
+            long resetAfter = own.nextDouble() < faults.resetRate() ? 1 + (long) (own.nextDouble() * faults.resetWithinBytes()) : -1;
+            long cutsAtAccept = cuts.get();
             // connected on a thread of its own: a slow target does not hold up the next accept
-            Thread.ofVirtual().start(() -> open(client, resetAfter));
+            Thread.ofVirtual().start(() -> open(client, resetAfter, own, cutsAtAccept));
         }
     }
 
-    private void open(Socket client, long resetAfter) {
+    private void open(Socket client, long resetAfter, Random own, long cutsAtAccept) {
         Socket upstream;
         try {
             upstream = new Socket(targetHost, targetPort);
@@ -187,16 +198,20 @@ public final class FaultProxy implements AutoCloseable {
             closeQuietly(client);
             return;
         }
-        Pipe pipe = new Pipe(client, upstream, resetAfter);
+        Pipe pipe = new Pipe(client, upstream, resetAfter, own);
         pipes.add(pipe);
+        if (cuts.get() != cutsAtAccept) {
+            pipe.close(false);   // a cut came while it was being opened: it is cut as well
+            return;
+        }
         pipe.start();
     }
 
-    private long dueNanos(long previous) {
+    private long dueNanos(long previous, Random own) {
         long jitter = faults.jitter().toNanos();
         long draw;
-        synchronized (random) {
-            draw = jitter == 0 ? 0 : (long) (random.nextDouble() * jitter);
+        synchronized (own) {
+            draw = jitter == 0 ? 0 : (long) (own.nextDouble() * jitter);
         }
         return Math.max(previous, System.nanoTime() + faults.latency().toNanos() + draw);
     }
@@ -223,10 +238,13 @@ public final class FaultProxy implements AutoCloseable {
         private final AtomicInteger ended = new AtomicInteger();
         private volatile boolean closed;
 
-        Pipe(Socket client, Socket upstream, long resetAfter) {
+        private final Random own;
+
+        Pipe(Socket client, Socket upstream, long resetAfter, Random own) {
             this.client = client;
             this.upstream = upstream;
             this.resetAfter = resetAfter;
+            this.own = own;
         }
 
         void start() {
@@ -235,7 +253,8 @@ public final class FaultProxy implements AutoCloseable {
         }
 
         private void direction(Socket from, Socket to, AtomicLong counted) {
-            LinkedBlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+            // bounded: a side that stops reading fills its sender's buffers, as it would without the proxy
+            LinkedBlockingQueue<Chunk> queue = new LinkedBlockingQueue<>(QUEUED_CHUNKS);
             queues.add(queue);
             Thread.ofVirtual().start(() -> read(from, queue));
             Thread.ofVirtual().start(() -> write(to, queue, counted));
@@ -246,14 +265,18 @@ public final class FaultProxy implements AutoCloseable {
             byte[] buf = new byte[CHUNK];
             try {
                 InputStream in = from.getInputStream();
-                for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
-                    due = dueNanos(due);
-                    queue.add(new Chunk(Arrays.copyOf(buf, n), due));
+                for (int n = in.read(buf); n >= 0 && !closed; n = in.read(buf)) {
+                    due = dueNanos(due, own);
+                    queue.put(new Chunk(Arrays.copyOf(buf, n), due));
                 }
-                queue.add(new Chunk(EOF, dueNanos(due)));
+                queue.put(new Chunk(EOF, dueNanos(due, own)));
             }
             catch (IOException e) {
                 close(false);   // a broken side ends the connection: both ends see it
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                close(false);
             }
         }
 
@@ -320,9 +343,11 @@ public final class FaultProxy implements AutoCloseable {
             }
             closeQuietly(client);
             closeQuietly(upstream);
-            // wakes a writer waiting for a chunk that will not come, so its thread ends
+            // wakes a writer waiting for a chunk that will not come, so its thread ends (and a reader
+            // waiting for room: what is queued is dropped with the connection)
             for (LinkedBlockingQueue<Chunk> q : queues) {
-                q.add(new Chunk(EOF, 0));
+                q.clear();
+                q.offer(new Chunk(EOF, 0));
             }
         }
     }

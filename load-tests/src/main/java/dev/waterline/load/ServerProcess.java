@@ -130,18 +130,23 @@ final class ServerProcess implements AutoCloseable {
         return Files.readString(dataDir.resolve("jwt-secret")).strip();
     }
 
-    /** host:port of the embedded PostgreSQL the server started, as its log names it; null if none. */
+    /** host:port of the embedded PostgreSQL the server started, as its log names it last (the log is appended to); null if none. */
     String embeddedPostgres() throws IOException {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("Embedded PostgreSQL listening on (\\S+):(\\d+)")
-                .matcher(Files.readString(log));
-        return m.find() ? m.group(1) + ":" + m.group(2) : null;
+        return last("Embedded PostgreSQL listening on (\\S+):(\\d+)");
     }
 
-    /** host:port of the embedded Redis the server started, as its log names it; null if none. */
+    private String last(String pattern) throws IOException {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(pattern).matcher(Files.readString(log));
+        String found = null;
+        while (m.find()) {
+            found = m.group(1) + ":" + m.group(2);
+        }
+        return found;
+    }
+
+    /** host:port of the embedded Redis the server started, as its log names it last; null if none. */
     String embeddedRedis() throws IOException {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("Embedded Redis listening on (\\S+):(\\d+)")
-                .matcher(Files.readString(log));
-        return m.find() ? m.group(1) + ":" + m.group(2) : null;
+        return last("Embedded Redis listening on (\\S+):(\\d+)");
     }
 
     /** Ends the process at once: SIGKILL, no graceful stop, no last heartbeat. */
