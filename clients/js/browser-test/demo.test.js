@@ -3,34 +3,15 @@
 // Every wait is on a condition of the page; screenshots of each step go to target/browser-screenshots.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestServer } from '../test/server.js';
+import { requireBrowser, launch } from './browser.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SHOTS = join(REPO, 'target', 'browser-screenshots');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const SETUP = 'clients/js/scripts/setup-browser.sh';
-const SKIP = process.env.WATERLINE_SKIP_BROWSER === '1'
-  ? 'WATERLINE_SKIP_BROWSER=1: the browser tests of the demo page are not run' : false;
-
-let playwright = null;
-let missing = null;
-if (!SKIP) {
-  try {
-    playwright = await import('playwright-core');
-  } catch (error) {
-    missing = `playwright-core cannot be loaded (${error.message}): run ${SETUP}`;
-  }
-  if (!existsSync(CHROMIUM)) missing = `no Chromium at ${CHROMIUM}: run ${SETUP} (or point CHROMIUM at a Chromium binary)`;
-}
-
-if (missing) {
-  test('the browser tests have Chromium and playwright-core', () => assert.fail(missing));
-}
-
-describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test above' : false) }, () => {
+describe('the demo page', { skip: requireBrowser('the demo page tests') }, () => {
   let server;
   let browser;
   let contexts = [];
@@ -39,12 +20,7 @@ describe('the demo page', { skip: SKIP || (missing ? 'see the failed setup test 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     server = await TestServer.start();
-    browser = await playwright.chromium.launch({
-      executablePath: CHROMIUM,
-      // no outside network here: nothing may try to reach Google's services in the background
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launch();
   });
 
   after(async () => {

@@ -3,37 +3,17 @@
 // no server answered that a second client on the same store sends after a "reload".
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { TestServer } from '../test/server.js';
+import { requireBrowser, launch } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const SETUP = 'clients/js/scripts/setup-browser.sh';
-const SKIP = process.env.WATERLINE_SKIP_BROWSER === '1' ? 'WATERLINE_SKIP_BROWSER=1: the browser tests are not run' : false;
-
-let playwright = null;
-let missing = null;
-if (!SKIP) {
-  try {
-    playwright = await import('playwright-core');
-  } catch (error) {
-    missing = `playwright-core cannot be loaded (${error.message}): run ${SETUP}`;
-  }
-  if (!existsSync(CHROMIUM)) missing = `no Chromium at ${CHROMIUM}: run ${SETUP} (or point CHROMIUM at a Chromium binary)`;
-}
-if (missing) test('the store tests have Chromium and playwright-core', () => assert.fail(missing));
-
-describe('the browser stores', { skip: SKIP || (missing ? 'see the failed setup test above' : false) }, () => {
+describe('the browser stores', { skip: requireBrowser('the store tests') }, () => {
   let server;
   let browser;
   let page;
 
   before(async () => {
     server = await TestServer.start();
-    browser = await playwright.chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launch();
     page = await (await browser.newContext()).newPage();
     // the start page: same origin as the client's files, and no demo of its own writing to the stores
     await page.goto(`${server.base}/start`);
