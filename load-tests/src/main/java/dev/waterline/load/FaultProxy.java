@@ -23,16 +23,20 @@ import java.util.concurrent.locks.LockSupport;
  * A TCP proxy on loopback that makes the faults a network or a slow database makes, in user space
  * (this kernel has no {@code netem}): latency and jitter added to every chunk in each direction,
  * a fraction of connections reset part-way through (mid-frame), and on demand every connection
- * cut, new ones refused, and let through again.
+ * cut, new ones refused, and let through again. The faults can be changed, and the target moved
+ * (a replica promoted behind a fixed address), while connections are open.
  * <p>
  * Design note, one connection: each direction has a reader and a writer on virtual threads. The
  * reader stamps every chunk it reads with a due time, {@code max(previous due, now + latency +
  * U[0, jitter))}, and queues it; the writer sends each chunk when it is due. Due times never go
- * down, so the bytes keep their order whatever the jitter, as TCP's would. A connection chosen
- * for a reset (with probability {@code resetRate}, decided when it is accepted) is reset once a
- * random count of bytes up to {@code resetWithinBytes} has been forwarded, in either direction:
- * both sockets closed with SO_LINGER 0, so both ends see a reset, usually in the middle of a
- * frame. A failed read or write ends the connection (both sockets closed); nothing is retried,
+ * down, so the bytes keep their order whatever the jitter, as TCP's would. Resets: a connection's
+ * traffic (both directions counted together) is cut into windows of {@code resetWithinBytes}
+ * bytes, and in each window it is reset with probability {@code resetRate}, at a uniform point
+ * within it: a short connection is reset with that probability once, and a long-lived one (a
+ * pooled database connection, a WebSocket) keeps meeting the fault as its traffic flows, as on a
+ * lossy network. A reset closes both sockets with SO_LINGER 0, so both ends see a reset, usually
+ * in the middle of a frame. New faults apply to open connections from their next window drawn
+ * at once. A failed read or write ends the connection (both sockets closed); nothing is retried,
  * since a proxy that hid failures would test nothing.
  *
  * @see ProxyCli for the command line
@@ -75,9 +79,8 @@ public final class FaultProxy implements AutoCloseable {
     private static final int QUEUED_CHUNKS = 64;
     private static final byte[] EOF = new byte[0];
 
-    private final String targetHost;
-    private final int targetPort;
-    private final Faults faults;
+    private volatile InetSocketAddress target;
+    private volatile Faults faults;
     private final Random random;
     private final Set<Pipe> pipes = ConcurrentHashMap.newKeySet();
     private final AtomicLong connections = new AtomicLong();
@@ -91,8 +94,7 @@ public final class FaultProxy implements AutoCloseable {
     private volatile Thread acceptor;
 
     public FaultProxy(int listenPort, String targetHost, int targetPort, Faults faults) {
-        this.targetHost = targetHost;
-        this.targetPort = targetPort;
+        this.target = InetSocketAddress.createUnresolved(targetHost, targetPort);
         this.faults = faults;
         this.random = new Random(faults.seed());
         this.port = listen(listenPort);
@@ -104,6 +106,26 @@ public final class FaultProxy implements AutoCloseable {
 
     public Stats stats() {
         return new Stats(connections.get(), resets.get(), bytesUp.get(), bytesDown.get());
+    }
+
+    /** From now on, these faults: on new connections, and on open ones from a window drawn at once. */
+    public void faults(Faults next) {
+        synchronized (random) {
+            random.setSeed(next.seed());   // a scenario's own seed decides its connections' draws from here on
+        }
+        faults = next;
+        for (Pipe p : pipes) {
+            p.draw(p.forwarded.get());
+        }
+    }
+
+    public Faults faults() {
+        return faults;
+    }
+
+    /** New connections go to this target from now on; open ones stay where they are (cut them to move them). */
+    public void retarget(String host, int port) {
+        target = InetSocketAddress.createUnresolved(host, port);
     }
 
     /** Ends every connection through the proxy (a plain close, not a reset); new ones still come through. */
@@ -177,19 +199,22 @@ public final class FaultProxy implements AutoCloseable {
             }
             connections.incrementAndGet();
             // each connection draws from a generator of its own, seeded in accept order: a run with the same
-            // seed makes the same decisions whatever the threads' timing
-            Random own = new Random(random.nextLong());
-            long resetAfter = own.nextDouble() < faults.resetRate() ? 1 + (long) (own.nextDouble() * faults.resetWithinBytes()) : -1;
+            // seed makes the same first decision for each connection whatever the threads' timing
+            Random own;
+            synchronized (random) {
+                own = new Random(random.nextLong());
+            }
             long cutsAtAccept = cuts.get();
             // connected on a thread of its own: a slow target does not hold up the next accept
-            Thread.ofVirtual().start(() -> open(client, resetAfter, own, cutsAtAccept));
+            Thread.ofVirtual().start(() -> open(client, own, cutsAtAccept));
         }
     }
 
-    private void open(Socket client, long resetAfter, Random own, long cutsAtAccept) {
+    private void open(Socket client, Random own, long cutsAtAccept) {
         Socket upstream;
         try {
-            upstream = new Socket(targetHost, targetPort);
+            InetSocketAddress to = target;
+            upstream = new Socket(to.getHostString(), to.getPort());
             client.setTcpNoDelay(true);
             upstream.setTcpNoDelay(true);
         }
@@ -198,7 +223,7 @@ public final class FaultProxy implements AutoCloseable {
             closeQuietly(client);
             return;
         }
-        Pipe pipe = new Pipe(client, upstream, resetAfter, own);
+        Pipe pipe = new Pipe(client, upstream, own);
         pipes.add(pipe);
         if (cuts.get() != cutsAtAccept) {
             pipe.close(false);   // a cut came while it was being opened: it is cut as well
@@ -234,17 +259,49 @@ public final class FaultProxy implements AutoCloseable {
         private final Socket upstream;
         private final AtomicLong forwarded = new AtomicLong();
         private final List<LinkedBlockingQueue<Chunk>> queues = new CopyOnWriteArrayList<>();
-        private final long resetAfter;
         private final AtomicInteger ended = new AtomicInteger();
         private volatile boolean closed;
 
         private final Random own;
+        /** The current reset window ends before this byte count; guarded by this. */
+        private long windowEnd;
+        /** The byte count at which the connection is reset, or -1 for none in this window; guarded by this. */
+        private long resetAt = -1;
 
-        Pipe(Socket client, Socket upstream, long resetAfter, Random own) {
+        Pipe(Socket client, Socket upstream, Random own) {
             this.client = client;
             this.upstream = upstream;
-            this.resetAfter = resetAfter;
             this.own = own;
+            draw(0);
+        }
+
+        /** A new reset window from byte count {@code from}: reset within it with the current probability. */
+        synchronized void draw(long from) {
+            Faults f = faults;
+            if (f.resetRate() == 0) {
+                // no resets: one window for good, so that a fault-free proxy does no work per byte
+                windowEnd = Long.MAX_VALUE;
+                resetAt = -1;
+                return;
+            }
+            synchronized (own) {
+                windowEnd = from + f.resetWithinBytes();
+                resetAt = own.nextDouble() < f.resetRate() ? from + 1 + (long) (own.nextDouble() * f.resetWithinBytes()) : -1;
+            }
+        }
+
+        /** Of a chunk of {@code length} bytes after {@code before} forwarded, how many to write before the reset; -1: no reset. */
+        synchronized int resetPoint(long before, int length) {
+            long after = before + length;
+            while (true) {
+                if (resetAt > 0 && resetAt <= after) {
+                    return (int) Math.max(0, resetAt - before);
+                }
+                if (after < windowEnd) {
+                    return -1;
+                }
+                draw(windowEnd);
+            }
         }
 
         void start() {
@@ -299,15 +356,12 @@ public final class FaultProxy implements AutoCloseable {
                         return;
                     }
                     byte[] bytes = c.bytes();
-                    if (resetAfter > 0) {
-                        long before = forwarded.getAndAdd(bytes.length);
-                        if (before + bytes.length >= resetAfter) {
-                            int part = (int) Math.max(0, resetAfter - before);
-                            out.write(bytes, 0, Math.min(part, bytes.length));
-                            out.flush();
-                            close(true);
-                            return;
-                        }
+                    int part = resetPoint(forwarded.getAndAdd(bytes.length), bytes.length);
+                    if (part >= 0) {
+                        out.write(bytes, 0, Math.min(part, bytes.length));
+                        out.flush();
+                        close(true);
+                        return;
                     }
                     out.write(bytes);
                     out.flush();

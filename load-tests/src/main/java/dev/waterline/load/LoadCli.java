@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load generator with message-by-message reconciliation for Waterline.",
-        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class})
+        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class})
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",

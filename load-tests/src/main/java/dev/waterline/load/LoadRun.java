@@ -86,10 +86,35 @@ final class LoadRun {
     String hookMarkdown = "";
     long hookLost;
 
+    /** Something a chaos scenario does this far into the offered load (on a thread of its own, in order). */
+    record Timed(Duration at, String what, Action action) {
+    }
+
+    interface Action {
+        void run() throws Exception;
+    }
+
+    /** A deployment started elsewhere (a chaos run's), whose client URLs this run uses; null: as the configuration says. */
+    private final Deployment deployment;
+    private final List<Timed> timed;
+    /** When each timed action began and ended, in nanoTime terms, by its {@code what}; and any that failed. */
+    final Map<String, long[]> timedAt = new ConcurrentHashMap<>();
+    final List<String> timedFailures = Collections.synchronizedList(new ArrayList<>());
+    /** When the load began to be offered, in nanoTime terms; 0 before. */
+    volatile long offerStartNanos;
+    /** Runs the timed actions; interrupted and joined when the run ends, so none outlives it. */
+    private volatile Thread timedThread;
+
     LoadRun(LoadConfig cfg, PrintStream err) {
+        this(cfg, err, null, List.of());
+    }
+
+    LoadRun(LoadConfig cfg, PrintStream err, Deployment deployment, List<Timed> timed) {
         this.cfg = cfg;
         this.err = err;
         this.connector = WsLink.connector(cfg.transport());
+        this.deployment = deployment;
+        this.timed = List.copyOf(timed);
     }
 
     boolean active() {
@@ -129,7 +154,10 @@ final class LoadRun {
         Instant started = Instant.now();
         String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
         try {
-            if (cfg.startServer()) {
+            if (deployment != null) {
+                bases = deployment.clientBases();
+            }
+            else if (cfg.startServer()) {
                 info("starting the server from " + cfg.serverJar() + (cfg.nodes() > 1 ? " (" + cfg.nodes() + " nodes)" : ""));
                 server = ServerProcess.start(cfg, cfg.out().resolve("server"));
                 servers.add(server);
@@ -210,6 +238,12 @@ final class LoadRun {
         }
         finally {
             active = false;
+            Thread steps = timedThread;
+            if (steps != null) {
+                // a step still running (a restart waiting for readiness, say) ends with the run
+                steps.interrupt();
+                steps.join(TimeUnit.SECONDS.toMillis(60));
+            }
             timers.shutdownNow();
             connector.close();
             if (hooks != null) {
@@ -355,6 +389,8 @@ final class LoadRun {
         stopReadingAtNanos = start + cfg.duration().toNanos() / 3;
         secondHalfFromNanos = start + cfg.duration().toNanos() / 2;
         stats.timeline = new Timeline(start, (int) cfg.duration().toSeconds() + 1);
+        offerStartNanos = start;
+        scheduleTimed(start);
         if (hooks != null) {
             hooks.offering(start, cfg.duration(), this::later);
         }
@@ -401,6 +437,56 @@ final class LoadRun {
         }
     }
 
+    /** Runs the timed actions in order on a thread of their own, each at its time (none waits for the load). */
+    private void scheduleTimed(long start) {
+        if (timed.isEmpty()) {
+            return;
+        }
+        timedThread = Thread.ofPlatform().daemon().name("load-chaos").start(() -> {
+            for (Timed t : timed) {
+                for (long wait = start + t.at().toNanos() - System.nanoTime(); wait > 0 && active;
+                     wait = start + t.at().toNanos() - System.nanoTime()) {
+                    LockSupport.parkNanos(wait);
+                    if (Thread.currentThread().isInterrupted()) {
+                        return;
+                    }
+                }
+                if (!active) {
+                    return;
+                }
+                long began = System.nanoTime();
+                info("at " + t.at() + ": " + t.what());
+                try {
+                    t.action().run();
+                }
+                catch (Exception e) {
+                    timedFailures.add(t.what() + ": " + e);
+                    info(t.what() + " failed: " + e);
+                }
+                timedAt.put(t.what(), new long[] {began, System.nanoTime()});
+            }
+        });
+    }
+
+    /** A line for the run's log (a chaos step's outcome, say). */
+    void note(String line) {
+        info(line);
+    }
+
+    /**
+     * Node {@code node}'s connected clients are about to lose it: the time until each has
+     * reconnected (elsewhere, or to it restarted) and resynced is recorded as kill recovery.
+     */
+    void nodeDies(int node) {
+        List<SimClient> hit = clients.stream().filter(c -> c.connected() && c.node() == node).toList();
+        long at = System.nanoTime();
+        stats.killedClients.addAndGet(hit.size());
+        for (SimClient c : hit) {
+            c.nodeDies(at);
+        }
+        info("node " + (node + 1) + " holds " + hit.size() + " clients");
+    }
+
     /**
      * SIGKILL of the last started node: no graceful stop, no last heartbeat, its sockets dropped by
      * the kernel. Its clients fail over to another node and resync; the time from the kill until
@@ -438,7 +524,12 @@ final class LoadRun {
 
     /** Drops the first --storm-clients connected clients' connections at once; each reconnects and resyncs. */
     private void storm() {
-        List<SimClient> hit = clients.stream().filter(SimClient::connected).limit(cfg.stormClients()).toList();
+        storm(cfg.stormClients());
+    }
+
+    /** Drops the first {@code n} connected clients' connections at once; each reconnects and resyncs. */
+    void storm(int n) {
+        List<SimClient> hit = clients.stream().filter(SimClient::connected).limit(n).toList();
         info("reconnect storm: dropping " + hit.size() + " clients at once");
         long at = System.nanoTime();
         stats.stormClients.set(hit.size());

@@ -26,12 +26,14 @@ final class ServerProcess implements AutoCloseable {
     private final String baseUrl;
     private final Path log;
     private final Path dataDir;
+    private final List<String> command;
 
-    private ServerProcess(Process process, String baseUrl, Path log, Path dataDir) {
+    private ServerProcess(Process process, String baseUrl, Path log, Path dataDir, List<String> command) {
         this.process = process;
         this.baseUrl = baseUrl;
         this.log = log;
         this.dataDir = dataDir;
+        this.command = command;
     }
 
     /** What to start: the jar, its JVM options, extra server arguments, and how many nodes the run has. */
@@ -51,7 +53,7 @@ final class ServerProcess implements AutoCloseable {
     }
 
     static ServerProcess start(Launch cfg, Path workDir) throws IOException, InterruptedException {
-        return start(cfg, workDir, cfg.nodes() > 1 ? List.of("--waterline.cluster.enabled=true") : List.of());
+        return startWith(cfg, workDir, cfg.nodes() > 1 ? List.of("--waterline.cluster.enabled=true") : List.of());
     }
 
     /** A further node of the cluster {@code first} started: on its PostgreSQL and Redis, with its secret. */
@@ -62,7 +64,7 @@ final class ServerProcess implements AutoCloseable {
             throw new IllegalStateException("the first node's log names no embedded PostgreSQL or Redis: " + first.log);
         }
         String secret = first.jwtSecret();
-        return start(cfg, workDir, List.of(
+        return startWith(cfg, workDir, List.of(
                 "--waterline.cluster.enabled=true",
                 "--spring.datasource.url=jdbc:postgresql://" + pg + "/waterline",
                 "--spring.datasource.username=postgres",
@@ -73,7 +75,8 @@ final class ServerProcess implements AutoCloseable {
                 "--waterline.auth.dev-tokens=true"));
     }
 
-    private static ServerProcess start(Launch cfg, Path workDir, List<String> nodeArgs) throws IOException, InterruptedException {
+    /** A node with these arguments of its own, e.g. the PostgreSQL and Redis of a deployment started elsewhere. */
+    static ServerProcess startWith(Launch cfg, Path workDir, List<String> nodeArgs) throws IOException, InterruptedException {
         if (!Files.exists(cfg.serverJar())) {
             throw new IllegalStateException("no server jar at " + cfg.serverJar() + ": run ./mvnw -DskipTests package first");
         }
@@ -106,13 +109,38 @@ final class ServerProcess implements AutoCloseable {
         lift(cmd, cfg.serverArgs(), "--waterline.api.requests-per-second", "1000000");
         lift(cmd, cfg.serverArgs(), "--waterline.api.burst", "1000000");
         cmd.addAll(cfg.serverArgs());
-        Path log = workDir.resolve("server.log");
+        return launch(List.copyOf(cmd), "http://127.0.0.1:" + port, workDir.resolve("server.log"), dataDir);
+    }
+
+    private static ServerProcess launch(List<String> cmd, String base, Path log, Path dataDir) throws IOException, InterruptedException {
         // appended: a restart on the same folder keeps the earlier log, and two starts at once interleave lines, not bytes
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        String base = "http://127.0.0.1:" + port;
-        ServerProcess server = new ServerProcess(p, base, log, dataDir);
-        server.awaitReady(Duration.ofSeconds(180));
+        ServerProcess server = new ServerProcess(p, base, log, dataDir, cmd);
+        try {
+            server.awaitReady(Duration.ofSeconds(180));
+        }
+        catch (RuntimeException | InterruptedException e) {
+            // a server that did not come up is not left running behind the harness's back
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            throw e;
+        }
         return server;
+    }
+
+    /** The same server again (same command, port, data and log) after this one ended, as a supervisor restarts it. */
+    ServerProcess restart() throws IOException, InterruptedException {
+        if (process.isAlive()) {
+            throw new IllegalStateException("the server at " + baseUrl + " is still running");
+        }
+        return launch(command, baseUrl, log, dataDir);
+    }
+
+    boolean alive() {
+        return process.isAlive();
+    }
+
+    Path log() {
+        return log;
     }
 
     private static void lift(List<String> cmd, List<String> given, String option, String value) {

@@ -164,6 +164,65 @@ class FaultProxyUnitTests {
     }
 
     @Test
+    void faultsSetOnAnOpenConnectionResetItOnceItsTrafficGoesOn() throws Exception {
+        try (FaultProxy p = proxy(Duration.ZERO, Duration.ZERO, 0, 100); Socket s = connect(p)) {
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write(new byte[1000]);
+            assertThat(in.readNBytes(1000)).as("no faults yet: every byte comes back").hasSize(1000);
+            p.faults(new FaultProxy.Faults(Duration.ZERO, Duration.ZERO, 1.0, 100, 42));
+            long got = 0;
+            try {
+                for (int i = 0; i < 100; i++) {
+                    out.write(new byte[100]);
+                    got += in.readNBytes(100).length;
+                }
+            }
+            catch (IOException e) {
+                // the reset, on the write or the read
+            }
+            assertThat(got).as("reset within the first window after the change, not after all 10,000 bytes").isLessThan(10_000);
+            assertThat(p.stats().resets()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aLongLivedConnectionMeetsTheResetRateInEveryWindowOfItsTraffic() throws Exception {
+        // at 10 % per 1,000-byte window, a connection carrying 1 MB survives with probability 0.9^1000 (about 1e-46)
+        try (FaultProxy p = proxy(Duration.ZERO, Duration.ZERO, 0.1, 1000); Socket s = connect(p)) {
+            long got = 0;
+            try {
+                for (int i = 0; i < 1000; i++) {
+                    s.getOutputStream().write(new byte[1000]);
+                    got += s.getInputStream().readNBytes(1000).length;
+                }
+            }
+            catch (IOException e) {
+                // reset
+            }
+            assertThat(got).isLessThan(1_000_000);
+            assertThat(p.stats().resets()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aRetargetedProxySendsNewConnectionsToTheNewTargetAndLeavesOpenOnesWhereTheyAre() throws Exception {
+        try (ServerSocket other = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             FaultProxy p = proxy(Duration.ZERO, Duration.ZERO, 0, 1);
+             Socket before = connect(p)) {
+            before.getOutputStream().write(7);
+            assertThat(before.getInputStream().read()).isEqualTo(7);
+            p.retarget("127.0.0.1", other.getLocalPort());
+            try (Socket after = connect(p); Socket arrived = other.accept()) {
+                after.getOutputStream().write(9);
+                assertThat(arrived.getInputStream().read()).as("the new connection reached the new target").isEqualTo(9);
+            }
+            before.getOutputStream().write(8);
+            assertThat(before.getInputStream().read()).as("the open one still reaches the echo").isEqualTo(8);
+        }
+    }
+
+    @Test
     void faultsOutsideTheirRangesAreRefused() {
         assertThatThrownBy(() -> new FaultProxy.Faults(Duration.ofMillis(-1), Duration.ZERO, 0, 1, 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new FaultProxy.Faults(Duration.ZERO, Duration.ZERO, 1.5, 1, 1)).isInstanceOf(IllegalArgumentException.class);

@@ -1,0 +1,619 @@
+package dev.waterline.load;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Collectors;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code waterline-load chaos}: one fault per scenario, injected into a deployment the run starts
+ * and owns ({@link Deployment}: private PostgreSQL and Redis, one or three nodes, fault proxies
+ * where the scenario needs them) while the chat load is offered; then the load's own
+ * reconciliation (G1 history and G3 every recipient after a final resync, and every hook
+ * delivery where the scenario has hooks) and one row per run: fault, accepted, lost, duplicates,
+ * ratio, time to recover, and what the server answered meanwhile. Exit code 0 only when every
+ * run lost nothing and passed its scenario's checks.
+ * <p>
+ * Design note, recovery: the harness samples its own counters every 250 ms. The fault ends when
+ * its healing step has returned (PostgreSQL accepting connections again, a node ready, a proxy
+ * letting traffic through), or when the injection returned for a fault that has no healing (a
+ * FLUSHALL, a node killed for good). The load is cut into whole seconds from the injection on (up to 30 s past the fault's end); a
+ * second falls short when sends were accepted at less than 90 % of the offered rate in it or one
+ * was answered {@code unavailable} or {@code overloaded}. The service has recovered at the end of
+ * the last second that fell short (at the injection if none did: it never faltered; not at all if
+ * the last second looked at, 30 s past the fault's end or the load's last, fell short). Both times are given: from the fault's start, and from its end (0 when
+ * it recovered before the fault ended, as clients failing over to a live node do). What the
+ * server answered is counted from the injection to the recovery or the fault's end, whichever is
+ * later: refusals by code, errors, closes by code, failed connects. The samples are kept in each
+ * run's {@code samples.csv}.
+ */
+@Command(name = "chaos", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Chaos under load: each scenario's fault injected into a private deployment, every message reconciled.")
+final class Chaos implements Callable<Integer> {
+
+    @Option(names = "--scenarios", split = ",", defaultValue = "all",
+            description = "Scenarios to run, comma-separated, or all, or short (kill-single, pg-stop, client-net). Default: ${DEFAULT-VALUE}")
+    List<String> scenarios;
+
+    @Option(names = "--runs", defaultValue = "1", description = "Runs of each scenario (the table gives medians). Default: ${DEFAULT-VALUE}")
+    int runs;
+
+    @Option(names = "--scale", defaultValue = "full",
+            description = "full: 600 clients at 2000 msg/s for 60 s, the fault 20 s in; short: 200 clients at 500 msg/s, otherwise the same."
+                    + " Default: ${DEFAULT-VALUE}")
+    String scale;
+
+    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Default: ${DEFAULT-VALUE}")
+    Path serverJar;
+
+    @Option(names = "--out", description = "Folder for each run's report and the table. Default: target/load-results/chaos-<time>")
+    Path out;
+
+    @Option(names = "--load-arg", description = "An extra argument for every run's load generator, e.g. --load-arg=--server-jvm-opts=-Xmx1g (repeatable).")
+    List<String> loadArgs = new ArrayList<>();
+
+    /** One step of a scenario, this far into the offered load. */
+    record Step(Duration at, Role role, String what, StepAction action) {
+    }
+
+    enum Role { PREPARE, INJECT, HEAL }
+
+    interface StepAction {
+        void run(Ctx ctx) throws Exception;
+    }
+
+    /** What a step can reach: the deployment and the run. */
+    record Ctx(Deployment deployment, LoadRun run) {
+    }
+
+    /**
+     * A scenario: its name, the fault in words, the deployment it needs, its load's own arguments,
+     * its steps, and the ratio it must keep (0: none asked).
+     */
+    record Scenario(String name, String fault, Deployment.Options options, List<String> loadArgs, List<Step> steps, double maxRatio) {
+    }
+
+    /** The result of one run of one scenario: the row of the table. */
+    record Row(String scenario, String fault, int run, long accepted, long lost, long hookLost, long duplicates, double ratio,
+               double recoverSeconds, double sinceInjectSeconds, long onlyByResync, String answers, StreamTraffic.Result streams,
+               List<String> problems, Path report) {
+        boolean passed() {
+            return lost == 0 && hookLost == 0 && (streams == null || streams.lost() == 0) && problems.isEmpty();
+        }
+
+        long allLost() {
+            return lost + hookLost + (streams == null ? 0 : streams.lost());
+        }
+    }
+
+    private PrintStream err = System.err;
+
+    @Override
+    public Integer call() throws Exception {
+        Shape shape = "short".equals(scale) ? Shape.SHORT : Shape.FULL;
+        List<Scenario> chosen = choose(shape);
+        Path dir = out != null ? out
+                : Path.of("target", "load-results", "chaos-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        Files.createDirectories(dir);
+        List<Row> rows = new ArrayList<>();
+        System.out.println(header());
+        for (Scenario s : chosen) {
+            for (int r = 1; r <= runs; r++) {
+                Row row;
+                try {
+                    row = run(s, r, shape, dir.resolve(s.name() + "-" + r));
+                }
+                catch (Exception e) {
+                    // a run that could not finish (its deployment did not come back, say) is a failed row, and the suite goes on
+                    err.println("waterline-load chaos: " + s.name() + " run " + r + " did not finish: " + e);
+                    e.printStackTrace(err);
+                    row = new Row(s.name(), s.fault(), r, 0, 0, 0, 0, 0, -1, -1, 0, "the run did not finish", null,
+                            List.of("did not finish: " + e), dir.resolve(s.name() + "-" + r));
+                }
+                rows.add(row);
+                System.out.println(line(row));
+                Files.writeString(dir.resolve("rows.md"), header() + "\n" + rows.stream().map(Chaos::line).collect(Collectors.joining("\n")) + "\n");
+            }
+        }
+        String table = medians(rows);
+        Files.writeString(dir.resolve("chaos.md"), table);
+        LoadRun.JSON.writeValue(dir.resolve("chaos.json").toFile(), rows.stream().map(Chaos::json).toList());
+        System.out.println();
+        System.out.println(table);
+        System.out.println("Reports in " + dir.toAbsolutePath());
+        return rows.stream().allMatch(Row::passed) ? 0 : 2;
+    }
+
+    /** The load of a scenario at one scale: clients, rate, how long, when the fault comes, and the streams beside it. */
+    record Shape(int clients, double rate, Duration duration, Duration faultAt, int streams, double chunksPerSecond) {
+        static final Shape FULL = new Shape(600, 2000, Duration.ofSeconds(60), Duration.ofSeconds(20), 20, 10);
+        static final Shape SHORT = new Shape(200, 500, Duration.ofSeconds(60), Duration.ofSeconds(20), 10, 5);
+    }
+
+    private List<Scenario> choose(Shape shape) {
+        Map<String, Scenario> all = new LinkedHashMap<>();
+        for (Scenario s : scenarios(shape)) {
+            all.put(s.name(), s);
+        }
+        List<String> names = new ArrayList<>();
+        for (String n : scenarios) {
+            switch (n) {
+                case "all" -> names.addAll(all.keySet());
+                case "short" -> names.addAll(List.of("kill-single", "pg-stop", "client-net"));
+                default -> {
+                    if (!all.containsKey(n)) {
+                        throw new CommandLine.ParameterException(new CommandLine(this), "unknown scenario " + n + "; known: " + all.keySet());
+                    }
+                    names.add(n);
+                }
+            }
+        }
+        return names.stream().distinct().map(all::get).toList();
+    }
+
+    /** Every scenario, its times placed within the load of {@code shape}. */
+    static List<Scenario> scenarios(Shape shape) {
+        Duration at = shape.faultAt();
+        Deployment.Options one = new Deployment.Options(1, false, false, false, false, 0);
+        Deployment.Options three = new Deployment.Options(3, false, false, false, false, 0);
+        List<Scenario> s = new ArrayList<>();
+        s.add(new Scenario("kill-single", "kill -9 of the only node, restarted 5 s later", one, List.of(), List.of(
+                new Step(at, Role.INJECT, "kill -9 of the node", c -> {
+                    c.run().nodeDies(0);
+                    c.deployment().kill(0);
+                }),
+                new Step(at.plusSeconds(5), Role.HEAL, "the node restarted", c -> c.deployment().restart(0))), 0));
+        s.add(new Scenario("kill-node", "kill -9 of 1 node of 3, not restarted", three, List.of(), List.of(
+                new Step(at, Role.INJECT, "kill -9 of node 3", c -> {
+                    c.run().nodeDies(2);
+                    c.deployment().kill(2);
+                })), 0));
+        s.add(new Scenario("kill-node-restart", "kill -9 of 1 node of 3, restarted 5 s later", three, List.of(), List.of(
+                new Step(at, Role.INJECT, "kill -9 of node 3", c -> {
+                    c.run().nodeDies(2);
+                    c.deployment().kill(2);
+                }),
+                new Step(at.plusSeconds(5), Role.HEAL, "node 3 restarted", c -> c.deployment().restart(2))), 0));
+        s.add(new Scenario("pg-stop", "PostgreSQL stopped for 20 s, then started", one, List.of(), List.of(
+                new Step(at, Role.INJECT, "PostgreSQL stopped", c -> c.deployment().stopPostgres()),
+                new Step(at.plusSeconds(20), Role.HEAL, "PostgreSQL started", c -> c.deployment().startPostgresAgain())), 0));
+        s.add(new Scenario("pg-slow", "PostgreSQL +200 ms each way, 1 % of connections reset, for 30 s",
+                new Deployment.Options(1, true, false, false, false, 0), List.of(), List.of(
+                new Step(at, Role.INJECT, "PostgreSQL slow and lossy", c -> c.deployment().pgProxy().faults(
+                        new FaultProxy.Faults(Duration.ofMillis(200), Duration.ZERO, 0.01, 64 * 1024, 16))),
+                new Step(at.plusSeconds(30), Role.HEAL, "PostgreSQL path healthy", c -> c.deployment().pgProxy().faults(FaultProxy.Faults.none()))), 0));
+        s.add(new Scenario("redis-flush", "FLUSHALL on Redis", one, List.of(), List.of(
+                new Step(at, Role.INJECT, "FLUSHALL", c -> c.deployment().flushRedis())), 0));
+        s.add(new Scenario("redis-restart", "Redis stopped and started on its append-only file (2 s down)", one, List.of(), List.of(
+                new Step(at, Role.INJECT, "Redis restarted", c -> c.deployment().restartRedis(Duration.ofSeconds(2)))), 0));
+        s.add(new Scenario("redis-cut", "Redis unreachable for 30 s (connections cut, new ones refused)",
+                new Deployment.Options(1, false, true, false, false, 0), List.of(), List.of(
+                new Step(at, Role.INJECT, "Redis unreachable", c -> c.deployment().redisProxy().refuse()),
+                new Step(at.plusSeconds(30), Role.HEAL, "Redis reachable", c -> c.deployment().redisProxy().restore())), 0));
+        s.add(new Scenario("redis-stale-replica", "a Redis replica detached, then promoted 15 s later (stale marker)",
+                new Deployment.Options(1, false, true, false, true, 0), List.of(), List.of(
+                new Step(at.minusSeconds(15), Role.PREPARE, "replica detached", c -> c.deployment().detachReplica()),
+                new Step(at, Role.INJECT, "stale replica promoted", c -> c.deployment().promoteReplica())), 0));
+        s.add(new Scenario("client-net", "clients' network: 100 ms jitter, 1 % of connections cut mid-frame, for 40 s",
+                new Deployment.Options(1, false, false, true, false, 0), List.of(), List.of(
+                new Step(at.minusSeconds(10), Role.INJECT, "bad client network", c -> {
+                    for (FaultProxy p : c.deployment().clientProxies()) {
+                        p.faults(new FaultProxy.Faults(Duration.ZERO, Duration.ofMillis(100), 0.01, 64 * 1024, 17));
+                    }
+                }),
+                new Step(at.plusSeconds(30), Role.HEAL, "client network healthy", c -> {
+                    for (FaultProxy p : c.deployment().clientProxies()) {
+                        p.faults(FaultProxy.Faults.none());
+                    }
+                })), 1.05));
+        s.add(new Scenario("wedged", "10 % of clients stop reading their socket", one,
+                List.of("--stop-reading", "0.1"), List.of(), 0));
+        s.add(new Scenario("never-ack", "10 % of clients never ack", one, List.of("--never-ack", "0.1"), List.of(), 0));
+        s.add(new Scenario("storm", "a reconnect storm: 5,000 clients dropped at once", one,
+                List.of("--clients", "5000"), List.of(
+                new Step(at, Role.INJECT, "5,000 connections dropped", c -> c.run().storm(5000))), 0));
+        s.add(new Scenario("hook-down", "every chat's HTTP hook target down for the whole load", one,
+                List.of("--hook-kind", "http", "--hook-outage-at", "PT0S", "--hook-outage-for", shape.duration().toString(),
+                        "--hook-drain", "PT15M"), List.of(), 0));
+        s.add(new Scenario("wal-full", "PostgreSQL's WAL volume full for 20 s (ballast on a 384 MB tmpfs), then freed",
+                new Deployment.Options(1, false, false, false, false, 384L << 20), List.of(), List.of(
+                new Step(at, Role.INJECT, "WAL volume filled", c -> c.deployment().fillWal()),
+                new Step(at.plusSeconds(20), Role.HEAL, "WAL volume freed (PostgreSQL started if it had stopped)", c -> {
+                    c.deployment().freeWal();
+                    c.run().note(c.deployment().startPostgresAgain());
+                })), 0));
+        return s;
+    }
+
+    private Row run(Scenario s, int r, Shape shape, Path dir) throws Exception {
+        List<String> problems = new CopyOnWriteArrayList<>();
+        if (s.options().walTmpfsBytes() > 0) {
+            String why = Deployment.walTmpfsUnavailable();
+            if (why != null) {
+                err.println("waterline-load chaos: " + s.name() + " skipped: " + why);
+                return new Row(s.name(), s.fault(), r, 0, 0, 0, 0, 0, -1, -1, 0, "skipped: " + why, null, List.of(), null);
+            }
+        }
+        List<String> args = new ArrayList<>(List.of("--clients", Integer.toString(shape.clients()), "--rate", Double.toString(shape.rate()),
+                "--duration", shape.duration().toString(), "--server-jar", serverJar.toString(), "--quiet",
+                "--drain", "PT120S", "--outbox-drain", "PT90S", "--out", dir.toString(), "--label", "chaos " + s.name() + " " + r));
+        args.addAll(loadArgs);
+        args.addAll(s.loadArgs());
+        LoadCli cli = new LoadCli();
+        new CommandLine(cli).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true).parseArgs(args.toArray(String[]::new));
+        LoadConfig cfg = cli.config();
+        err.println("waterline-load chaos: " + s.name() + " run " + r + ": " + s.fault());
+        ServerProcess.Launch launch = new ServerProcess.Launch(cfg.serverJar(), cfg.serverJvmOpts(), cfg.serverArgs(), s.options().nodes());
+        Deployment d = new Deployment(s.options(), dir.resolve("deployment"), launch);
+        try (d) {
+            d.start();
+            Ctx[] ctx = new Ctx[1];
+            List<LoadRun.Timed> timed = s.steps().stream()
+                    .map(st -> new LoadRun.Timed(st.at(), st.what(), () -> st.action().run(ctx[0]))).toList();
+            LoadRun run = new LoadRun(cfg, err, d, timed);
+            ctx[0] = new Ctx(d, run);
+            Sampler sampler = new Sampler(run);
+            StreamTraffic streams = new StreamTraffic(d.clientBases(), d.jwtSecret(), shape.streams(), shape.chunksPerSecond(), err);
+            java.util.concurrent.CompletableFuture<StreamTraffic.Result> streamResult = new java.util.concurrent.CompletableFuture<>();
+            Thread sampling = Thread.ofPlatform().daemon().name("chaos-sampler").start(sampler);
+            Thread streaming = null;
+            Report report;
+            boolean finished = false;
+            try {
+                streams.start();
+                streaming = Thread.ofPlatform().daemon().name("chaos-streams").start(() -> {
+                    try {
+                        // appends go on for as long as the chat load is offered, then the streams are completed and reconciled
+                        while (run.offerStartNanos == 0 || System.nanoTime() < run.offerStartNanos + cfg.duration().toNanos()) {
+                            if (!run.active()) {
+                                break;
+                            }
+                            TimeUnit.MILLISECONDS.sleep(100);
+                        }
+                        streamResult.complete(streams.finish(Duration.ofSeconds(120)));
+                    }
+                    catch (Exception e) {
+                        streamResult.completeExceptionally(e);
+                    }
+                });
+                report = run.execute();
+                finished = true;
+            }
+            finally {
+                sampling.interrupt();
+                if (!finished) {
+                    // the run failed: the streams stop at once, their verdict is not wanted
+                    streams.stop();
+                }
+                if (streaming != null) {
+                    streaming.join();
+                }
+            }
+            StreamTraffic.Result streamed = null;
+            try {
+                streamed = streamResult.get();
+            }
+            catch (java.util.concurrent.ExecutionException e) {
+                problems.add("streams: " + e.getCause());
+            }
+            problems.addAll(run.timedFailures);
+            for (Step st : s.steps()) {
+                if (!run.timedAt.containsKey(st.what())) {
+                    problems.add("step not run: " + st.what());
+                }
+            }
+            Recovery rec = sampler.recovery(run, s, cfg);
+            sampler.write(dir.resolve("samples.csv"), run.offerStartNanos);
+            double ratio = ratioOfNormal(report);
+            if (s.maxRatio() > 0 && ratio > s.maxRatio()) {
+                problems.add("ratio " + ratio + " above " + s.maxRatio());
+            }
+            if (rec.seconds() == -1) {
+                problems.add("not recovered within the load");
+            }
+            if (report.lost() > 0) {
+                problems.add(report.lost() + " lost (" + report.lostSample() + ")");
+            }
+            if (run.hookLost > 0) {
+                problems.add(run.hookLost + " hook deliveries lost");
+            }
+            if (streamed != null) {
+                Files.writeString(dir.resolve("streams.md"), "Streams beside the load: " + streamed.line() + "\n");
+            }
+            return new Row(s.name(), s.fault(), r, report.accepted(), report.lost(), run.hookLost, report.duplicatesSeen(), ratio,
+                    rec.seconds(), rec.sinceInject(), onlyByResync(run), rec.answers(), streamed, List.copyOf(problems), dir.resolve("report.md"));
+        }
+    }
+
+    /**
+     * Deliveries that reached their recipient only by a resync from history, never live: expected
+     * where a client lost its connection, a sign of a row retired or reclaimed before its ack where
+     * none did (a scenario whose clients all stayed connected should show 0). Reported, not judged:
+     * whether every client stayed connected is the scenario's to read from the closes it shows.
+     */
+    static long onlyByResync(LoadRun run) {
+        Map<String, SimClient> byUser = new java.util.HashMap<>();
+        for (SimClient c : run.clients()) {
+            byUser.put(c.userId, c);
+        }
+        long n = 0;
+        for (Reconciler.Accepted a : run.accepted) {
+            for (String r : a.recipients()) {
+                SimClient c = byUser.get(r);
+                if (c != null && c.behaviour == Behaviour.NORMAL && !c.liveCounts.containsKey(a.messageId())) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** Live deliveries per expected of the clients that behave (the misbehaving ones are what a scenario breaks). */
+    private static double ratioOfNormal(Report report) {
+        Map<String, Object> normal = report.byBehaviour().get("normal");
+        return normal == null ? report.deliveriesPerExpected() : ((Number) normal.get("ratio")).doubleValue();
+    }
+
+    /** A recovery time of a scenario whose fault lasts the whole load (misbehaving clients): nothing to recover from. */
+    static final double THROUGHOUT = -2;
+
+    /** Seconds from the end of the fault to recovery, and from its start (-1: not recovered; {@link #THROUGHOUT}); what was answered meanwhile. */
+    record Recovery(double seconds, double sinceInject, String answers) {
+    }
+
+    /** The harness's own counters every 250 ms while the load runs. */
+    static final class Sampler implements Runnable {
+        record Sample(long nanos, long accepted, Map<String, Long> counts) {
+        }
+
+        private final LoadRun run;
+        private final List<Sample> samples = new CopyOnWriteArrayList<>();
+
+        Sampler(LoadRun run) {
+            this.run = run;
+        }
+
+        @Override
+        public void run() {
+            while (!Thread.currentThread().isInterrupted()) {
+                Map<String, Long> counts = new TreeMap<>();
+                add(counts, "refused ", run.stats.rejectedByCode);
+                add(counts, "error ", run.stats.errorsByCode);
+                run.stats.closesByCode.forEach((k, v) -> counts.put("close " + k, v.sum()));
+                run.stats.connectFailures.forEach((k, v) ->
+                        counts.merge("connect " + k.replace("AnnotatedConnectException", "ConnectException"), v.sum(), Long::sum));
+                samples.add(new Sample(System.nanoTime(), run.stats.accepted.sum(), counts));
+                try {
+                    TimeUnit.MILLISECONDS.sleep(250);
+                }
+                catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        private static void add(Map<String, Long> into, String prefix, Map<String, LongAdder> from) {
+            from.forEach((k, v) -> into.put(prefix + k, v.sum()));
+        }
+
+        Recovery recovery(LoadRun run, Scenario s, LoadConfig cfg) {
+            long start = run.offerStartNanos;
+            long injectAt = Long.MAX_VALUE;
+            long endAt = 0;
+            for (Step st : s.steps()) {
+                long[] t = run.timedAt.get(st.what());
+                if (t == null) {
+                    continue;
+                }
+                if (st.role() == Role.INJECT) {
+                    injectAt = Math.min(injectAt, t[0]);
+                }
+                if (st.role() != Role.PREPARE) {
+                    endAt = Math.max(endAt, t[1]);
+                }
+            }
+            if (s.steps().isEmpty()) {
+                // a scenario without a timed fault (the clients misbehave throughout): its answers over the whole load
+                injectAt = start;
+                endAt = start + cfg.duration().toNanos();
+            }
+            if (injectAt == Long.MAX_VALUE) {
+                return new Recovery(-1, -1, "the fault was not injected");
+            }
+            long loadEnd = start + cfg.duration().toNanos();
+            List<Sample> all = List.copyOf(samples);
+            if (s.steps().isEmpty()) {
+                Sample from = at(all, injectAt);
+                Sample to = at(all, endAt);
+                return new Recovery(THROUGHOUT, THROUGHOUT, from == null || to == null ? "no samples" : answers(from, to));
+            }
+            return recover(all, injectAt, endAt, loadEnd, cfg.rate());
+        }
+
+        /**
+         * Whole seconds from the injection on, up to 30 s after the fault's end (or the load's end):
+         * the service has recovered at the end of the last second that fell short (see the class note).
+         */
+        static Recovery recover(List<Sample> all, long injectAt, long endAt, long loadEnd, double rate) {
+            long limit = Math.min(loadEnd, endAt + TimeUnit.SECONDS.toNanos(30));
+            long recoveredAt = injectAt;
+            boolean lastShort = false;
+            boolean looked = false;
+            int i = 0;
+            while (i < all.size() && all.get(i).nanos() < injectAt) {
+                i++;
+            }
+            while (i < all.size()) {
+                Sample a = all.get(i);
+                int j = i + 1;
+                while (j < all.size() && all.get(j).nanos() - a.nanos() < 1_000_000_000L) {
+                    j++;
+                }
+                if (j >= all.size() || all.get(j).nanos() > limit) {
+                    break;
+                }
+                Sample b = all.get(j);
+                looked = true;
+                double perSecond = (b.accepted() - a.accepted()) * 1e9 / (b.nanos() - a.nanos());
+                long refusals = delta(a, b, "refused unavailable") + delta(a, b, "refused overloaded");
+                lastShort = perSecond < 0.9 * rate || refusals > 0;
+                if (lastShort) {
+                    recoveredAt = b.nanos();
+                }
+                i = j;
+            }
+            if (!looked) {
+                return new Recovery(-1, -1, "no samples between the fault and the end of the load");
+            }
+            boolean recovered = !lastShort;
+            Sample from = at(all, injectAt);
+            Sample to = at(all, Math.max(recoveredAt, endAt));
+            String answers = from == null || to == null ? "no samples" : answers(from, to);
+            double seconds = !recovered ? -1 : Math.max(0, Math.round((recoveredAt - endAt) / 1e8) / 10.0);
+            double sinceInject = !recovered ? -1 : Math.max(0, Math.round((recoveredAt - injectAt) / 1e8) / 10.0);
+            return new Recovery(seconds, sinceInject, answers);
+        }
+
+        /** The samples as CSV: seconds into the load, accepted so far, and every count by name. */
+        void write(Path file, long startNanos) throws java.io.IOException {
+            List<Sample> all = List.copyOf(samples);
+            java.util.SortedSet<String> names = new java.util.TreeSet<>();
+            all.forEach(x -> names.addAll(x.counts().keySet()));
+            StringBuilder b = new StringBuilder("seconds,accepted");
+            names.forEach(n -> b.append(',').append(n.replace(',', ';')));
+            b.append('\n');
+            for (Sample x : all) {
+                b.append(String.format(java.util.Locale.ROOT, "%.2f", (x.nanos() - startNanos) / 1e9)).append(',').append(x.accepted());
+                names.forEach(n -> b.append(',').append(x.counts().getOrDefault(n, 0L)));
+                b.append('\n');
+            }
+            Files.writeString(file, b);
+        }
+
+        private static Sample at(List<Sample> all, long nanos) {
+            Sample found = null;
+            for (Sample s : all) {
+                if (s.nanos() <= nanos || found == null) {
+                    found = s;
+                }
+                if (s.nanos() > nanos) {
+                    break;
+                }
+            }
+            return found;
+        }
+
+        private static long delta(Sample a, Sample b, String key) {
+            return b.counts().getOrDefault(key, 0L) - a.counts().getOrDefault(key, 0L);
+        }
+
+        private static String answers(Sample from, Sample to) {
+            List<Map.Entry<String, Long>> d = new ArrayList<>();
+            for (var e : to.counts().entrySet()) {
+                long n = e.getValue() - from.counts().getOrDefault(e.getKey(), 0L);
+                if (n > 0) {
+                    d.add(Map.entry(e.getKey(), n));
+                }
+            }
+            if (d.isEmpty()) {
+                return "nothing but accepted";
+            }
+            d.sort(Map.Entry.<String, Long>comparingByValue().reversed());
+            return d.stream().limit(4).map(e -> e.getKey() + " ×" + e.getValue()).collect(Collectors.joining(", "));
+        }
+    }
+
+    static String header() {
+        return "| scenario | run | fault | accepted | lost | duplicates | ratio | only by resync | recovered after the fault (after its start) |"
+                + " answers during the fault | stream chunks (lost, duplicates) | verdict |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|---|---|";
+    }
+
+    static String line(Row r) {
+        return "| " + r.scenario() + " | " + r.run() + " | " + r.fault() + " | " + r.accepted() + " | " + r.allLost()
+                + (r.hookLost() > 0 ? " (" + r.hookLost() + " hook)" : "") + " | " + r.duplicates() + " | " + r.ratio() + " | "
+                + r.onlyByResync() + " | " + recovery(r.recoverSeconds(), r.sinceInjectSeconds()) + " | " + r.answers() + " | " + streams(r.streams()) + " | "
+                + (r.report() == null ? "skipped" : r.passed() ? "pass" : "FAIL: " + String.join("; ", r.problems())) + " |";
+    }
+
+    private static String recovery(double after, double since) {
+        return after == THROUGHOUT ? "n/a (the whole load)" : after < 0 ? "not recovered" : after + " s (" + since + " s)";
+    }
+
+    private static String streams(StreamTraffic.Result s) {
+        return s == null ? "—" : s.stored() + " (" + s.lost() + ", " + s.duplicates() + ")";
+    }
+
+    /** One line per scenario: medians over its runs (lost: the worst run), the answers of the median run. */
+    static String medians(List<Row> rows) {
+        Map<String, List<Row>> by = rows.stream().collect(Collectors.groupingBy(Row::scenario, LinkedHashMap::new, Collectors.toList()));
+        StringBuilder b = new StringBuilder("| scenario | fault | runs | accepted | lost (worst run) | duplicates | ratio | only by resync |"
+                + " recovered after the fault (after its start) | answers during the fault (median run) | stream chunks (lost, duplicates)"
+                + " (median run) | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (var e : by.entrySet()) {
+            List<Row> rs = e.getValue();
+            // the run shown for answers and streams is the median by time to recover, a run that did not recover counting as the slowest
+            Row mid = rs.stream().sorted(Comparator.comparingDouble(r -> r.recoverSeconds() == -1 ? Double.MAX_VALUE : r.recoverSeconds()))
+                    .toList().get(rs.size() / 2);
+            long lost = rs.stream().mapToLong(Row::allLost).max().orElse(0);
+            long notRecovered = rs.stream().filter(r -> r.recoverSeconds() == -1).count();
+            double rec = median(rs.stream().map(Row::recoverSeconds).toList());
+            double since = median(rs.stream().map(Row::sinceInjectSeconds).toList());
+            String recovered = notRecovered > 0 ? "not recovered in " + notRecovered + " of " + rs.size() : recovery(rec, since);
+            b.append("| ").append(e.getKey()).append(" | ").append(rs.getFirst().fault()).append(" | ").append(rs.size())
+                    .append(" | ").append((long) median(rs.stream().map(r -> (double) r.accepted()).toList()))
+                    .append(" | ").append(lost)
+                    .append(" | ").append((long) median(rs.stream().map(r -> (double) r.duplicates()).toList()))
+                    .append(" | ").append(median(rs.stream().map(Row::ratio).toList()))
+                    .append(" | ").append((long) median(rs.stream().map(r -> (double) r.onlyByResync()).toList()))
+                    .append(" | ").append(recovered)
+                    .append(" | ").append(mid.answers())
+                    .append(" | ").append(streams(mid.streams()))
+                    .append(" | ").append(mid.report() == null ? "skipped" : rs.stream().allMatch(Row::passed) ? "pass" : "FAIL").append(" |\n");
+        }
+        return b.toString();
+    }
+
+    static double median(List<Double> xs) {
+        List<Double> s = xs.stream().sorted().toList();
+        return s.isEmpty() ? 0 : s.get(s.size() / 2);
+    }
+
+    private static Map<String, Object> json(Row r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("scenario", r.scenario());
+        m.put("fault", r.fault());
+        m.put("run", r.run());
+        m.put("accepted", r.accepted());
+        m.put("lost", r.lost());
+        m.put("hookLost", r.hookLost());
+        m.put("duplicates", r.duplicates());
+        m.put("ratio", r.ratio());
+        m.put("onlyByResync", r.onlyByResync());
+        m.put("recoverSeconds", r.recoverSeconds());
+        m.put("recoverSecondsSinceInject", r.sinceInjectSeconds());
+        m.put("streams", r.streams());
+        m.put("answers", r.answers());
+        m.put("problems", r.problems());
+        m.put("passed", r.passed());
+        m.put("report", r.report() == null ? null : r.report().toString());
+        return m;
+    }
+}

@@ -1,0 +1,76 @@
+package dev.waterline.load;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The chaos table's time to recover, from the harness's own samples (Chaos, "Design note, recovery"). */
+class ChaosRecoveryUnitTests {
+
+    private static final long S = 1_000_000_000L;
+
+    /** Samples every 250 ms for {@code seconds}: accepted at {@code rate} except where {@code down} says none. */
+    private static List<Chaos.Sampler.Sample> samples(int seconds, double rate, java.util.function.LongPredicate down,
+                                                      java.util.function.LongPredicate refusing) {
+        List<Chaos.Sampler.Sample> out = new ArrayList<>();
+        long accepted = 0;
+        long refused = 0;
+        for (long t = 0; t <= seconds * S; t += S / 4) {
+            if (!down.test(t)) {
+                accepted += (long) (rate / 4);
+            }
+            if (refusing.test(t)) {
+                refused++;
+            }
+            out.add(new Chaos.Sampler.Sample(t, accepted, Map.of("refused unavailable", refused)));
+        }
+        return out;
+    }
+
+    @Test
+    void anOutageRecoversAtTheEndOfItsLastShortSecondCountedFromTheFaultsStartAndEnd() {
+        // down from 20 s to 30 s, refusing meanwhile; the fault ends (healed) at 28 s
+        var all = samples(60, 500, t -> t >= 20 * S && t < 30 * S, t -> t >= 20 * S && t < 30 * S);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 28 * S, 60 * S, 500);
+        assertThat(r.sinceInject()).isBetween(10.0, 11.0);
+        assertThat(r.seconds()).isBetween(2.0, 3.0);
+        assertThat(r.answers()).contains("refused unavailable");
+    }
+
+    @Test
+    void aServiceThatNeverFalteredRecoveredAtOnce() {
+        var all = samples(60, 500, t -> false, t -> false);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 50 * S, 60 * S, 500);
+        assertThat(r.sinceInject()).isZero();
+        assertThat(r.seconds()).isZero();
+        assertThat(r.answers()).isEqualTo("nothing but accepted");
+    }
+
+    @Test
+    void aServiceStillShortWhenTheLoadEndsHasNotRecovered() {
+        var all = samples(60, 500, t -> t >= 20 * S, t -> false);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 25 * S, 60 * S, 500);
+        assertThat(r.seconds()).isEqualTo(-1);
+        assertThat(r.sinceInject()).isEqualTo(-1);
+    }
+
+    @Test
+    void noSamplesAfterTheFaultIsNotARecovery() {
+        var all = samples(20, 500, t -> false, t -> false);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 30 * S, 35 * S, 60 * S, 500);
+        assertThat(r.seconds()).isEqualTo(-1);
+    }
+
+    @Test
+    void aRecoveryBeforeTheFaultEndedCountsZeroAfterItsEnd() {
+        // clients failed over within 3 s; the killed node was restarted (the fault's end) at 45 s
+        var all = samples(60, 500, t -> t >= 20 * S && t < 23 * S, t -> false);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 45 * S, 60 * S, 500);
+        assertThat(r.sinceInject()).isBetween(3.0, 4.0);
+        assertThat(r.seconds()).isZero();
+    }
+}
