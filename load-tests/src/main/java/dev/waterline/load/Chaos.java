@@ -114,8 +114,9 @@ final class Chaos implements Callable<Integer> {
         Files.createDirectories(dir);
         List<Row> rows = new ArrayList<>();
         System.out.println(header());
-        for (Scenario s : chosen) {
-            for (int r = 1; r <= runs; r++) {
+        // round by round (every scenario once, then again): a suite cut short still has whole rounds
+        for (int r = 1; r <= runs; r++) {
+            for (Scenario s : chosen) {
                 Row row;
                 try {
                     row = run(s, r, shape, dir.resolve(s.name() + "-" + r));
@@ -130,6 +131,7 @@ final class Chaos implements Callable<Integer> {
                 rows.add(row);
                 System.out.println(line(row));
                 Files.writeString(dir.resolve("rows.md"), header() + "\n" + rows.stream().map(Chaos::line).collect(Collectors.joining("\n")) + "\n");
+                Files.writeString(dir.resolve("chaos.md"), medians(rows));
             }
         }
         String table = medians(rows);
