@@ -206,9 +206,10 @@ final class Chaos implements Callable<Integer> {
         s.add(new Scenario("redis-restart", "Redis stopped and started on its append-only file (2 s down)", one, List.of(), List.of(
                 new Step(at, Role.INJECT, "Redis restarted", c -> c.deployment().restartRedis(Duration.ofSeconds(2)))), 0));
         s.add(new Scenario("redis-cut", "Redis unreachable for 30 s (connections cut, new ones refused)",
-                new Deployment.Options(1, false, true, false, false, 0), List.of(), List.of(
-                new Step(at, Role.INJECT, "Redis unreachable", c -> c.deployment().redisProxy().refuse()),
-                new Step(at.plusSeconds(30), Role.HEAL, "Redis reachable", c -> c.deployment().redisProxy().restore())), 0));
+                new Deployment.Options(1, false, true, false, false, 0), List.of(), redisCut(at), 0));
+        s.add(new Scenario("redis-cut-single", "Redis unreachable for 30 s, the node configured as the only one",
+                new Deployment.Options(1, false, true, false, false, 0), List.of("--server-arg=--waterline.cluster.enabled=false"),
+                redisCut(at), 0));
         s.add(new Scenario("redis-stale-replica", "a Redis replica detached, then promoted 15 s later (stale marker)",
                 new Deployment.Options(1, false, true, false, true, 0), List.of(), List.of(
                 new Step(at.minusSeconds(15), Role.PREPARE, "replica detached", c -> c.deployment().detachReplica()),
@@ -242,6 +243,13 @@ final class Chaos implements Callable<Integer> {
                     c.run().note(c.deployment().startPostgresAgain());
                 })), 0));
         return s;
+    }
+
+    /** Redis unreachable through its proxy from {@code at} for 30 s. */
+    private static List<Step> redisCut(Duration at) {
+        return List.of(
+                new Step(at, Role.INJECT, "Redis unreachable", c -> c.deployment().redisProxy().refuse()),
+                new Step(at.plusSeconds(30), Role.HEAL, "Redis reachable", c -> c.deployment().redisProxy().restore()));
     }
 
     private Row run(Scenario s, int r, Shape shape, Path dir) throws Exception {

@@ -416,6 +416,8 @@ final class StreamTraffic {
             final CompletableFuture<Void> welcome = new CompletableFuture<>();
             volatile WsLink own;
             volatile boolean abandoned;
+            /** Set first thing on close, so that a close racing the attempt's success is seen by one side or the other. */
+            volatile boolean ended;
 
             @Override
             public void onText(String frame) {
@@ -433,6 +435,7 @@ final class StreamTraffic {
 
             @Override
             public void onClose(int code) {
+                ended = true;
                 welcome.completeExceptionally(new IllegalStateException("closed " + code));
                 if (own == null || own != link) {
                     return;   // an attempt that never became the link, or an old one
@@ -460,6 +463,11 @@ final class StreamTraffic {
                         a.welcome.get(10, TimeUnit.SECONDS);
                         connects.incrementAndGet();
                         link = l;
+                        if (a.ended) {
+                            // closed between its welcome and now: its close found no link to clear
+                            link = null;
+                            continue;
+                        }
                         onConnected.run();
                     }
                     catch (Exception e) {
