@@ -114,7 +114,8 @@ final class Chaos implements Callable<Integer> {
         Files.createDirectories(dir);
         List<Row> rows = new ArrayList<>();
         System.out.println(header());
-        // round by round (every scenario once, then again): a suite cut short still has whole rounds
+        // round by round (every scenario once, then again): a suite cut short has every scenario
+        // measured as often, give or take one (the table's runs column says how often)
         for (int r = 1; r <= runs; r++) {
             for (Scenario s : chosen) {
                 Row row;
@@ -559,7 +560,8 @@ final class Chaos implements Callable<Integer> {
     static String line(Row r) {
         return "| " + r.scenario() + " | " + r.run() + " | " + r.fault() + " | " + r.accepted() + " | " + r.allLost()
                 + (r.hookLost() > 0 ? " (" + r.hookLost() + " hook)" : "") + " | " + r.duplicates() + " | " + r.ratio() + " | "
-                + r.onlyByResync() + " | " + recovery(r.recoverSeconds(), r.sinceInjectSeconds()) + " | " + r.answers() + " | " + streams(r.streams()) + " | "
+                + r.onlyByResync() + " | " + (r.report() == null ? "skipped" : recovery(r.recoverSeconds(), r.sinceInjectSeconds()))
+                + " | " + r.answers() + " | " + streams(r.streams()) + " | "
                 + (r.report() == null ? "skipped" : r.passed() ? "pass" : "FAIL: " + String.join("; ", r.problems())) + " |";
     }
 
@@ -586,7 +588,8 @@ final class Chaos implements Callable<Integer> {
             long notRecovered = rs.stream().filter(r -> r.recoverSeconds() == -1).count();
             double rec = median(rs.stream().map(Row::recoverSeconds).toList());
             double since = median(rs.stream().map(Row::sinceInjectSeconds).toList());
-            String recovered = notRecovered > 0 ? "not recovered in " + notRecovered + " of " + rs.size() : recovery(rec, since);
+            String recovered = mid.report() == null ? "skipped"
+                    : notRecovered > 0 ? "not recovered in " + notRecovered + " of " + rs.size() : recovery(rec, since);
             b.append("| ").append(e.getKey()).append(" | ").append(rs.getFirst().fault()).append(" | ").append(rs.size())
                     .append(" | ").append((long) median(rs.stream().map(r -> (double) r.accepted()).toList()))
                     .append(" | ").append(lost)
