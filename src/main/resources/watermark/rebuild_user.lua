@@ -3,14 +3,18 @@
 -- every row of the user still in delivery (up to the highest id the scan saw) is owed unless
 -- already pending, and any pending or owed id up to that highest id that the scan did not find
 -- (its row was retired or deleted meanwhile, e.g. left over from an older Redis state) is
--- dropped. Ids above it were recorded after the scan and stay. Conservative: a row that was acked
--- before Redis lost it is simply written and acked once more. In the cluster only a connection
+-- dropped. Ids above it were recorded after the scan and stay. A row the user acked whose
+-- retirement the poller has not reached yet is in the user's acked set (ack.lua) and is not owed;
+-- acked ids up to that highest id that the scan did not find (retired meanwhile) leave the set.
+-- Conservative where Redis lost the set too (a flush, a restart without its file): such a row is
+-- simply written and acked once more. In the cluster only a connection
 -- Redis still names, on a node Redis counts alive, is rebuilt: one it does not name was
 -- superseded, or withdrawn on purpose, or lost with Redis's data, and reassert.lua explains why
 -- none of these may be named again; the caller closes it, and its client resyncs.
 --
 -- KEYS[1] wl:sess:{user}   KEYS[2] wl:pend:{user}   KEYS[3] wl:shed:{user}   KEYS[4] wl:node:{user}
 -- KEYS[5] wl:cnt           KEYS[6] wl:pins          KEYS[7] wl:users:<node>  KEYS[8] wl:nodes
+-- KEYS[9] wl:ackd:{user}
 -- ARGV[1] session id of the connection
 -- ARGV[2] user id
 -- ARGV[3] this node
@@ -40,7 +44,7 @@ local found = {}
 for i = 6, #ARGV do
   found[ARGV[i]] = true
 end
-for _, key in ipairs({KEYS[2], KEYS[3]}) do
+for _, key in ipairs({KEYS[2], KEYS[3], KEYS[9]}) do
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', ARGV[5])) do
     if not found[id] then
       redis.call('ZREM', key, id)
@@ -48,7 +52,7 @@ for _, key in ipairs({KEYS[2], KEYS[3]}) do
   end
 end
 for i = 6, #ARGV do
-  if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then
+  if not redis.call('ZSCORE', KEYS[2], ARGV[i]) and not redis.call('ZSCORE', KEYS[9], ARGV[i]) then
     redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i])
   end
 end

@@ -6,10 +6,12 @@
 -- lost or rolled back data since) answers {-2}. In the cluster the index is whole only while the
 -- reclaim leader has lately found every node trusted under that generation (wl:alltrusted, which
 -- it renews every pass and which expires on its own): a node that could not record a delivery, or
--- hand one to another node, holds every poller's retirements back. Changes nothing.
+-- hand one to another node, holds every poller's retirements back. Changes nothing but the
+-- user's acked set (ack.lua): an id judged neither leaves it, its row being retired now (should
+-- the retirement fail, a rebuild writes that row once more: a repeat, never a loss).
 --
 -- KEYS[1] wl:sess:{user}   KEYS[2] wl:pend:{user}   KEYS[3] wl:shed:{user}
--- KEYS[4] wl:marker        KEYS[5] wl:gen           KEYS[6] wl:alltrusted
+-- KEYS[4] wl:marker        KEYS[5] wl:gen           KEYS[6] wl:alltrusted   KEYS[7] wl:ackd:{user}
 -- ARGV[1] session id of the connection
 -- ARGV[2] the marker token PostgreSQL holds
 -- ARGV[3] the generation the caller's node trusts
@@ -35,6 +37,7 @@ for i = 5, #ARGV do
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
+    redis.call('ZREM', KEYS[7], ARGV[i])
   end
 end
 return out

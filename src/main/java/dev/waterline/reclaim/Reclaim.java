@@ -158,6 +158,15 @@ public class Reclaim implements SmartLifecycle {
             why = "a node suspects it missed a write";
         }
         if (why != null) {
+            if (heldToken != null && heldToken > m.token()) {
+                // Redis is ahead of PostgreSQL: the database was restored to an earlier point, and
+                // its outbox hands out ids Redis's acked sets may already name. Those sets are the
+                // one record whose stale entry would skip a row rather than repeat it: gone before
+                // any node rebuilds under the new generation.
+                long forgotten = watermark.forgetAcked();
+                log.warn("Redis holds marker " + heldToken + ", ahead of PostgreSQL's " + m.token()
+                        + " (a database restored without flushing Redis?): " + forgotten + " acked sets dropped");
+            }
             newGeneration(epoch, m, why);
             return 0;
         }
@@ -277,8 +286,9 @@ public class Reclaim implements SmartLifecycle {
 
     /**
      * Rebuilds this node's part of the index from the outbox. Every connection here is given, as
-     * owed, every row of its still in delivery (conservative: some may have been acked, and are
-     * written and acked again), and loses pending or owed ids the scan did not find; users that
+     * owed, every row of its still in delivery but those its user acked whose retirement the
+     * poller has not reached (Redis's acked set; where Redis lost that too, conservative: such a
+     * row is written and acked again), and loses pending or owed ids the scan did not find; users that
      * hold a pin but have no connection here lose it (in the cluster: only those Redis places on
      * this node, and every user it places on this node). In the cluster a connection Redis no
      * longer names (another node's newer one superseded it: 4009; it was withdrawn, declared dead

@@ -25,7 +25,7 @@ import org.springframework.stereotype.Component;
  *
  * <p>Redis keys: per user {@code wl:sess:{user}} (the epoch: a session id), {@code wl:node:{user}}
  * (the node that holds it), {@code wl:pend:{user}} and {@code wl:shed:{user}} (pending and owed
- * delivery ids), the user id a hash tag so that one user's keys share a Redis Cluster slot; and
+ * delivery ids), {@code wl:ackd:{user}} (acked ids whose rows the poller has not judged yet), the user id a hash tag so that one user's keys share a Redis Cluster slot; and
  * global {@code wl:cnt} (pending counts), {@code wl:pins} (the pins), {@code wl:marker},
  * {@code wl:gen}, {@code wl:alltrusted}, {@code wl:rebuild}, {@code wl:nodes} and
  * {@code wl:users:<node>} (each node's users). Every per-user script also touches
@@ -96,6 +96,11 @@ public class WatermarkIndex {
 
     public static String owedKey(String user) {
         return "wl:shed:{" + user + "}";
+    }
+
+    /** Ids the user acked whose rows the poller has not judged yet (ack.lua, status.lua, rebuild_user.lua). */
+    public static String ackedKey(String user) {
+        return "wl:ackd:{" + user + "}";
     }
 
     public static String nodeKey(String user) {
@@ -176,11 +181,16 @@ public class WatermarkIndex {
     }
 
     private long[] grouped(@SuppressWarnings("rawtypes") RedisScript<List> script, List<Group> groups) {
+        return grouped(script, groups, false);
+    }
+
+    /** One call for many connections' groups: per group its user's sess, pend and shed keys (and its acked set, {@code withAcked}). */
+    private long[] grouped(@SuppressWarnings("rawtypes") RedisScript<List> script, List<Group> groups, boolean withAcked) {
         long[] out = new long[groups.size()];
         if (groups.isEmpty()) {
             return out;
         }
-        List<String> keys = new ArrayList<>(2 + 3 * groups.size());
+        List<String> keys = new ArrayList<>(2 + 4 * groups.size());
         keys.add(COUNTS);
         keys.add(PINS);
         List<String> args = new ArrayList<>(groups.size() * 4);
@@ -189,6 +199,9 @@ public class WatermarkIndex {
             keys.add(sessionKey(user));
             keys.add(pendingKey(user));
             keys.add(owedKey(user));
+            if (withAcked) {
+                keys.add(ackedKey(user));
+            }
             args.add(g.sessionId());
             args.add(user);
             args.add(Integer.toString(g.ids().length));
@@ -242,7 +255,8 @@ public class WatermarkIndex {
     public static final int PENDING = 2;
 
     /**
-     * Per id its status for {@code s}, judged under PostgreSQL's marker {@code token} and the
+     * Per id its status for {@code s} (an id judged {@link #NEITHER} also leaves the user's acked
+     * set: its row is being retired), judged under PostgreSQL's marker {@code token} and the
      * {@code generation} the caller trusts (and, in the cluster, the leader's word that every node
      * trusts it); null when the index is not known to be whole, and an empty array when the
      * connection is no longer its user's epoch.
@@ -256,7 +270,7 @@ public class WatermarkIndex {
         for (long id : ids) {
             args.add(Long.toString(id));
         }
-        List<?> out = redis.execute(STATUS, List.of(sessionKey(user), pendingKey(user), owedKey(user), MARKER, GENERATION, ALL_TRUSTED),
+        List<?> out = redis.execute(STATUS, List.of(sessionKey(user), pendingKey(user), owedKey(user), MARKER, GENERATION, ALL_TRUSTED, ackedKey(user)),
                 args.toArray());
         if (out == null || out.isEmpty() || ((Number) out.get(0)).intValue() == -2) {
             return null;
@@ -281,12 +295,12 @@ public class WatermarkIndex {
 
     /** Acks for many connections in one script call: per group, in order, how many were pending. */
     public long[] ack(List<Group> groups) {
-        return grouped(ACK, groups);
+        return grouped(ACK, groups, true);
     }
 
     /**
      * Rebuild: names {@code s} as its user's epoch on {@code node} (the cluster: only if Redis still
-     * does), records {@code ids} as owed to it, and drops pending or owed ids up to
+     * does), records {@code ids} as owed to it but those in the user's acked set, and drops pending or owed ids up to
      * {@code scannedUpTo} that are not among them. 1, or in the cluster {@link #SUPERSEDED} or
      * {@link #GONE} when the connection must close instead.
      */
@@ -300,7 +314,9 @@ public class WatermarkIndex {
         for (long id : ids) {
             args.add(Long.toString(id));
         }
-        Long r = redis.execute(REBUILD_USER, keys(s.userId(), node), args.toArray());
+        List<String> keys = new ArrayList<>(keys(s.userId(), node));
+        keys.add(ackedKey(s.userId()));
+        Long r = redis.execute(REBUILD_USER, keys, args.toArray());
         return r == null ? GONE : r.intValue();
     }
 
@@ -440,6 +456,33 @@ public class WatermarkIndex {
     /** A new generation (after PostgreSQL has it): marker and generation set, the leader's word and any request for it dropped. */
     public void newGeneration(long token, long generation) {
         redis.execute(SET_GENERATION, List.of(MARKER, GENERATION, ALL_TRUSTED, REBUILD), Long.toString(token), Long.toString(generation));
+    }
+
+    /**
+     * Drops every user's acked set (a rebuild then owes those rows again: repeats, never a skip).
+     * For a Redis that is ahead of PostgreSQL, whose acked sets may name ids the database hands out
+     * again. Returns how many sets were dropped.
+     */
+    public long forgetAcked() {
+        long n = 0;
+        List<String> batch = new ArrayList<>();
+        try (var keys = redis.scan(org.springframework.data.redis.core.ScanOptions.scanOptions().match("wl:ackd:*").count(1000).build())) {
+            while (keys.hasNext()) {
+                batch.add(keys.next());
+                if (batch.size() == 500) {
+                    n += deleted(redis.delete(batch));
+                    batch.clear();
+                }
+            }
+        }
+        if (!batch.isEmpty()) {
+            n += deleted(redis.delete(batch));
+        }
+        return n;
+    }
+
+    private static long deleted(Long n) {
+        return n == null ? 0 : n;
     }
 
     /** A node asks the leader for a new generation (it may have missed a write). */

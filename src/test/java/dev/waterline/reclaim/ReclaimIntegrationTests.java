@@ -174,6 +174,43 @@ class ReclaimIntegrationTests {
     }
 
     @Test
+    void aRebuildAfterAcksDoesNotOweTheAckedRowsAgain() {
+        String alice = api.token("gc-rbacked-alice");
+        String chat = api.createChat(alice, "gc-rbacked-bob");
+        try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, api.token("gc-rbacked-bob"))) {
+            a.next("welcome");
+            b.next("welcome");
+            long acked = sendAndAck(a, b, chat, "gc-rbacked-1");
+            long unacked = deliveryOf(a, b, chat, "gc-rbacked-2");
+            // the poller's next claim of these rows is an hour away: the rebuild's scan finds both in delivery
+            jdbc.update("UPDATE outbox SET due_at = now() + interval '1 hour' WHERE id IN (?, ?)", acked, unacked);
+            assertThat(inDelivery(acked)).isTrue();
+            assertThat(redis.opsForZSet().score(WatermarkIndex.ackedKey("gc-rbacked-bob"), Long.toString(acked))).isNotNull();
+
+            reclaim.rebuild(markers.read().generation());
+
+            assertThat(redis.opsForZSet().score(WatermarkIndex.owedKey("gc-rbacked-bob"), Long.toString(acked)))
+                    .as("the acked row is not owed again").isNull();
+            assertThat(statusOf("gc-rbacked-bob", acked, unacked)).as("acked: for the poller to retire; unacked: still pending")
+                    .containsExactly(WatermarkIndex.NEITHER, WatermarkIndex.PENDING);
+        }
+    }
+
+    @Test
+    void aRedisAheadOfARestoredDatabaseLosesItsAckedSetsBeforeAnyRebuild() {
+        String key = WatermarkIndex.ackedKey("gc-restored-bob");
+        redis.opsForZSet().add(key, "12345", 12345);
+        MarkerStore.Marker m = markers.read();
+        // PostgreSQL restored to an earlier point, Redis not flushed: Redis holds a later marker
+        redis.opsForValue().set(WatermarkIndex.MARKER, Long.toString(m.token() + 100));
+
+        assertThat(reclaim.pass()).isZero();
+
+        assertThat(redis.hasKey(key)).as("ids the restored outbox hands out again must not be skipped").isFalse();
+        assertThat(markers.read().generation()).isEqualTo(m.generation() + 1);
+    }
+
+    @Test
     void aRedisThatFallsBackToAnOlderStateIsCaughtByItsMarkerAndRebuilt() {
         String alice = api.token("gc-stale-alice");
         String chat = api.createChat(alice, "gc-stale-bob");
@@ -301,6 +338,10 @@ class ReclaimIntegrationTests {
 
     private void age(long id) {
         jdbc.update("UPDATE outbox SET created_at = now() - interval '10 seconds' WHERE id = ?", id);
+    }
+
+    private boolean inDelivery(long id) {
+        return Boolean.TRUE.equals(jdbc.queryForObject("SELECT due_at <> 'infinity' FROM outbox WHERE id = ?", Boolean.class, id));
     }
 
     private boolean exists(long id) {

@@ -275,6 +275,48 @@ class WatermarkIndexIntegrationTests {
     }
 
     @Test
+    void aRebuildAfterAcksDoesNotOweTheAckedRowsTheOutboxStillHolds() {
+        RecordingSession s = new RecordingSession("wm-rebuild-acked", "s1");
+        index.connect(s, NODE);
+        index.deliver(s, new long[] {20, 21, 22});
+        assertThat(index.ack(s, new long[] {20, 21})).isEqualTo(2);
+        // the scan finds all three in delivery: the poller has not retired 20 and 21 yet
+        assertThat(index.rebuildUser(s, NODE, false, 30, new long[] {20, 21, 22, 23})).isEqualTo(1);
+        index.newGeneration(79, 7);
+        assertThat(status(s, 79, 7, false, 20, 21, 22, 23)).as("acked rows are retired, not written again").containsExactly(0, 0, 2, 1);
+        assertThat(pin("wm-rebuild-acked")).isEqualTo(22);
+        assertThat(redis.opsForZSet().size(WatermarkIndex.ackedKey("wm-rebuild-acked")))
+                .as("the poller's judgment empties the acked set").isZero();
+    }
+
+    @Test
+    void aRebuildLetsAckedIdsItDidNotFindLeaveTheAckedSet() {
+        RecordingSession s = new RecordingSession("wm-rebuild-acked-gone", "s1");
+        index.connect(s, NODE);
+        index.deliver(s, new long[] {30, 31, 45});
+        index.ack(s, new long[] {30, 31, 45});
+        assertThat(index.rebuildUser(s, NODE, false, 40, new long[] {31})).isEqualTo(1);
+        assertThat(redis.opsForZSet().rangeByScore(WatermarkIndex.ackedKey("wm-rebuild-acked-gone"), 0, 100))
+                .as("30 was retired before the scan; 45 is above what the scan saw").containsExactly("31", "45");
+        assertThat(pin("wm-rebuild-acked-gone")).isNull();
+    }
+
+    @Test
+    void theAckedSetIsBoundedAndExpires() {
+        RecordingSession s = new RecordingSession("wm-acked-bound", "s1");
+        index.connect(s, NODE);
+        long[] ids = java.util.stream.LongStream.rangeClosed(1, 5000).toArray();
+        index.deliver(s, ids);
+        assertThat(index.ack(s, ids)).isEqualTo(5000);
+        String key = WatermarkIndex.ackedKey("wm-acked-bound");
+        assertThat(redis.opsForZSet().size(key)).isEqualTo(4096);
+        assertThat(redis.opsForZSet().score(key, "5000")).as("the highest ids are kept").isNotNull();
+        assertThat(redis.opsForZSet().score(key, "904")).isNull();
+        assertThat(redis.getExpire(key)).isBetween(1L, 600L);
+        assertThat(index.ack(s, new long[] {1})).as("an id acked twice counts once").isZero();
+    }
+
+    @Test
     void inTheClusterARebuildOnlyRebuildsAConnectionRedisStillNamesOnALiveNode() {
         RecordingSession here = new RecordingSession("wm-rebuild-c", "h1");
         RecordingSession there = new RecordingSession("wm-rebuild-c", "t1");
