@@ -133,6 +133,7 @@ final class Chaos implements Callable<Integer> {
                 System.out.println(line(row));
                 Files.writeString(dir.resolve("rows.md"), header() + "\n" + rows.stream().map(Chaos::line).collect(Collectors.joining("\n")) + "\n");
                 Files.writeString(dir.resolve("chaos.md"), medians(rows));
+                LoadRun.JSON.writeValue(dir.resolve("chaos.json").toFile(), rows.stream().map(Chaos::json).toList());
             }
         }
         String table = medians(rows);
@@ -604,9 +605,14 @@ final class Chaos implements Callable<Integer> {
         return b.toString();
     }
 
+    /** The median; of an even number of values, the mean of the middle two. */
     static double median(List<Double> xs) {
         List<Double> s = xs.stream().sorted().toList();
-        return s.isEmpty() ? 0 : s.get(s.size() / 2);
+        if (s.isEmpty()) {
+            return 0;
+        }
+        int n = s.size();
+        return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
     }
 
     private static Map<String, Object> json(Row r) {

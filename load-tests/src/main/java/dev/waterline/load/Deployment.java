@@ -201,6 +201,11 @@ final class Deployment implements AutoCloseable {
         nodes.set(i, nodes.get(i).restart());
     }
 
+    /** Node {@code i}'s process id. */
+    synchronized long nodePid(int i) {
+        return nodes.get(i).pid();
+    }
+
     int nodeCount() {
         return nodes.size();
     }

@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load generator with message-by-message reconciliation for Waterline.",
-        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class})
+        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class})
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
@@ -132,6 +132,10 @@ public final class LoadCli implements Callable<Integer> {
             + " process: none, http, redis, amqp, mqtt or nats. Default: ${DEFAULT-VALUE}")
     String hookKind;
 
+    @Option(names = "--hook-chats", defaultValue = "1", description = "With --hook-kind: the fraction of chats that get a hook"
+            + " (every n-th chat). Default: ${DEFAULT-VALUE}")
+    double hookChats;
+
     @Option(names = "--hook-broker", description = "The broker the hooks publish to and the receiver consumes from (redis://…, amqp://…,"
             + " mqtt://…, nats://…). Default for redis with --start-server: the server's embedded Redis, database 9.")
     String hookBroker;
@@ -173,6 +177,6 @@ public final class LoadCli implements Callable<Integer> {
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
                 reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
                 stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt,
-                hookKind, hookBroker, hookOutageAt, hookOutageFor, hookDrain);
+                hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain);
     }
 }

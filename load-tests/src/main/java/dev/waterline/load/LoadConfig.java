@@ -39,6 +39,7 @@ record LoadConfig(
         int nodes,
         Duration killNodeAt,
         String hookKind,
+        double hookChats,
         String hookBroker,
         Duration hookOutageAt,
         Duration hookOutageFor,

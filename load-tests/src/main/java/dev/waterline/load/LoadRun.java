@@ -117,6 +117,11 @@ final class LoadRun {
         this.timed = List.copyOf(timed);
     }
 
+    /** Whether the load is being offered now (set-up, drain and reconciliation are not). */
+    boolean offering() {
+        return offering;
+    }
+
     boolean active() {
         return active;
     }
@@ -337,8 +342,10 @@ final class LoadRun {
         }
         try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
             List<Future<?>> fs = new ArrayList<>();
-            for (List<SimClient> chatMembers : chatsOfClients) {
-                fs.add(pool.submit(() -> createChat(chatMembers, tokens)));
+            for (int i = 0; i < chatsOfClients.size(); i++) {
+                List<SimClient> chatMembers = chatsOfClients.get(i);
+                boolean hooked = hooks != null && hookedChat(i, cfg.hookChats());
+                fs.add(pool.submit(() -> createChat(chatMembers, tokens, hooked)));
             }
             for (Future<?> f : fs) {
                 f.get();
@@ -360,12 +367,23 @@ final class LoadRun {
         }
     }
 
-    private void createChat(List<SimClient> chatMembers, Map<String, String> tokens) {
+    /** Whether chat {@code i} (in the order of creation) is one of the {@code fraction} that get a hook: every n-th one. */
+    static boolean hookedChat(int i, double fraction) {
+        if (fraction >= 1) {
+            return true;
+        }
+        if (fraction <= 0) {
+            return false;
+        }
+        return Math.floor((i + 1) * fraction) > Math.floor(i * fraction);
+    }
+
+    private void createChat(List<SimClient> chatMembers, Map<String, String> tokens, boolean hooked) {
         SimClient owner = chatMembers.getFirst();
         List<String> others = chatMembers.subList(1, chatMembers.size()).stream().map(c -> c.userId).toList();
         JsonNode chat = post("/api/chats", tokens.get(owner.userId), Map.of("members", others));
         String chatId = chat.get("chatId").asString();
-        if (hooks != null) {
+        if (hooked) {
             hooks.hookOfChat.put(chatId, post("/api/chats/" + chatId + "/hooks", tokens.get(owner.userId), hooks.hookBody(chatId))
                     .get("hookId").asString());
         }

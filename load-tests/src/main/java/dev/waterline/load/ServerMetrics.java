@@ -62,25 +62,7 @@ final class ServerMetrics {
             if (r.statusCode() != 200) {
                 return Sample.NONE;
             }
-            Map<String, Double> sums = new HashMap<>();
-            for (String line : r.body().split("\n")) {
-                if (line.isEmpty() || line.charAt(0) == '#') {
-                    continue;
-                }
-                int sp = line.lastIndexOf(' ');
-                String key = line.substring(0, sp);
-                double v = Double.parseDouble(line.substring(sp + 1));
-                String name = key.contains("{") ? key.substring(0, key.indexOf('{')) : key;
-                if (name.equals("jvm_memory_used_bytes") && key.contains("area=\"heap\"")) {
-                    sums.merge("heap", v, Double::sum);
-                }
-                else {
-                    sums.merge(name, v, Double::sum);
-                }
-                if (name.equals("waterline_reaper_withdrawals_total") || name.equals("waterline_deliveries_total")) {
-                    sums.merge(key.replace("\"", "'"), v, Double::sum);
-                }
-            }
+            Map<String, Double> sums = parse(r.body());
             return new Sample(sums.getOrDefault("waterline_outbox_depth", -1.0),
                     sums.getOrDefault("waterline_outbox_oldest_age_seconds", -1.0),
                     sums.getOrDefault("heap", -1.0),
@@ -92,6 +74,34 @@ final class ServerMetrics {
         catch (Exception e) {
             return Sample.NONE;
         }
+    }
+
+    /**
+     * Prometheus text into sums by series name over their label sets; the heap's
+     * {@code jvm_memory_used_bytes} as {@code heap}, and the withdrawals and deliveries also by
+     * their full label set.
+     */
+    static Map<String, Double> parse(String body) {
+        Map<String, Double> sums = new HashMap<>();
+        for (String line : body.split("\n")) {
+            if (line.isEmpty() || line.charAt(0) == '#') {
+                continue;
+            }
+            int sp = line.lastIndexOf(' ');
+            String key = line.substring(0, sp);
+            double v = Double.parseDouble(line.substring(sp + 1));
+            String name = key.contains("{") ? key.substring(0, key.indexOf('{')) : key;
+            if (name.equals("jvm_memory_used_bytes") && key.contains("area=\"heap\"")) {
+                sums.merge("heap", v, Double::sum);
+            }
+            else {
+                sums.merge(name, v, Double::sum);
+            }
+            if (name.equals("waterline_reaper_withdrawals_total") || name.equals("waterline_deliveries_total")) {
+                sums.merge(key.replace("\"", "'"), v, Double::sum);
+            }
+        }
+        return sums;
     }
 
     private static Map<String, Double> counters(Map<String, Double> sums) {

@@ -73,4 +73,11 @@ class ChaosRecoveryUnitTests {
         assertThat(r.sinceInject()).isBetween(3.0, 4.0);
         assertThat(r.seconds()).isZero();
     }
+
+    @Test
+    void theMedianOfAnEvenNumberOfRunsIsTheMeanOfTheMiddleTwo() {
+        assertThat(Chaos.median(java.util.List.of(3.0, 1.0, 2.0))).isEqualTo(2.0);
+        assertThat(Chaos.median(java.util.List.of(4.0, 1.0, 2.0, 3.0))).isEqualTo(2.5);
+        assertThat(Chaos.median(java.util.List.of())).isZero();
+    }
 }
