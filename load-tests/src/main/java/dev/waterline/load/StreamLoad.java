@@ -513,7 +513,7 @@ final class StreamLoad implements Callable<Integer> {
         // one chunk first, read by every reader: then each has replayed (the empty stream) and
         // joined the tail, and what is counted from here is the tail's work for new chunks alone
         producer.append(s, s.next(), System.nanoTime());
-        awaitAll(readersOf, r -> r.next > 1, "the first chunk");
+        awaitAll(readersOf, r -> r.cursor.next > 1, "the first chunk");
         Latency lat = new Latency();
         readersOf.forEach(r -> r.latency = lat);
         // a backend reports its scans to pg_stat_user_tables up to 10 s after they happened
@@ -716,10 +716,8 @@ final class StreamLoad implements Callable<Integer> {
     final class Reader {
         final Stream stream;
         final long fromSeq;
-        /** Written by the connection's event loop only; read by the run's thread. */
-        volatile long next;
-        long duplicates;
-        long gaps;
+        /** Advanced by the connection's event loop only; its {@code next} read by the run's thread. */
+        final SeqCursor cursor;
         volatile boolean stateSeen;
         volatile boolean closedSeen;
         String finalState;
@@ -729,20 +727,11 @@ final class StreamLoad implements Callable<Integer> {
         Reader(Stream stream, long fromSeq) {
             this.stream = stream;
             this.fromSeq = fromSeq;
-            this.next = fromSeq;
+            this.cursor = new SeqCursor(fromSeq);
         }
 
         void chunk(long seq, String data) {
-            if (seq == next) {
-                next++;
-            }
-            else if (seq < next) {
-                duplicates++;
-            }
-            else {
-                gaps += seq - next;
-                next = seq + 1;
-            }
+            cursor.take(seq);
             Latency l = latency;
             int colon = data == null ? -1 : data.indexOf(':');
             if (l != null && colon > 0) {
@@ -973,11 +962,11 @@ final class StreamLoad implements Callable<Integer> {
         for (Reader r : rs) {
             long last = r.stream.ackedSeq.get();
             boolean ok = r.closedSeen && "complete".equals(r.finalState) && r.finalLastSeq == last
-                    && r.next == last + 1 && r.duplicates == 0 && r.gaps == 0;
+                    && r.cursor.next == last + 1 && r.cursor.duplicates == 0 && r.cursor.gaps == 0;
             if (!ok) {
                 failed = true;
-                count("reconciliation: stream " + r.stream.id + " from " + r.fromSeq + ": next " + r.next + " of " + last
-                        + ", " + r.duplicates + " duplicates, " + r.gaps + " missing, final " + r.finalState + " " + r.finalLastSeq);
+                count("reconciliation: stream " + r.stream.id + " from " + r.fromSeq + ": next " + r.cursor.next + " of " + last
+                        + ", " + r.cursor.duplicates + " duplicates, " + r.cursor.gaps + " missing, final " + r.finalState + " " + r.finalLastSeq);
             }
         }
     }

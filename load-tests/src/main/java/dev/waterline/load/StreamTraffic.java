@@ -170,12 +170,12 @@ final class StreamTraffic {
                     TimeUnit.MILLISECONDS.sleep(50);
                 }
                 synchronized (r) {
-                    lost += r.gaps + Math.max(0, b.storedAtEnd + 1 - r.next);
-                    if (r.next - 1 > b.storedAtEnd) {
+                    lost += r.cursor.gaps + Math.max(0, b.storedAtEnd + 1 - r.cursor.next);
+                    if (r.cursor.next - 1 > b.storedAtEnd) {
                         count("read chunks the server does not hold at the end");
-                        lost += r.next - 1 - b.storedAtEnd;
+                        lost += r.cursor.next - 1 - b.storedAtEnd;
                     }
-                    duplicates += r.duplicates;
+                    duplicates += r.cursor.duplicates;
                 }
             }
         }
@@ -318,9 +318,7 @@ final class StreamTraffic {
     final class Reader {
         final String stream;
         final Peer peer;
-        long next = 1;
-        long duplicates;
-        long gaps;
+        final SeqCursor cursor = new SeqCursor(1);
         String state;
         long stateLastSeq;
         /** When a refused subscription is to be asked for again (0: none refused). */
@@ -334,7 +332,7 @@ final class StreamTraffic {
         void subscribe() {
             long from;
             synchronized (this) {
-                from = next;
+                from = cursor.next;
             }
             peer.send("{\"type\":\"subscribe\",\"streamId\":\"" + stream + "\",\"fromSeq\":" + from + "}");
         }
@@ -346,19 +344,9 @@ final class StreamTraffic {
             switch (f.path("type").asString()) {
                 case "chunk" -> {
                     long seq = f.path("seq").asLong();
-                    if (seq == next) {
-                        if (!data(seq).equals(f.path("data").asString(null))) {
-                            count("chunk with other data");
-                            gaps++;
-                        }
-                        next++;
-                    }
-                    else if (seq < next) {
-                        duplicates++;
-                    }
-                    else {
-                        gaps += seq - next;
-                        next = seq + 1;
+                    if (cursor.take(seq) && !data(seq).equals(f.path("data").asString(null))) {
+                        count("chunk with other data");
+                        cursor.gaps++;
                     }
                 }
                 case "stream" -> {
@@ -384,7 +372,7 @@ final class StreamTraffic {
         }
 
         synchronized boolean done(long last) {
-            return "complete".equals(state) && stateLastSeq == last && next >= last + 1;
+            return "complete".equals(state) && stateLastSeq == last && cursor.next >= last + 1;
         }
     }
 
