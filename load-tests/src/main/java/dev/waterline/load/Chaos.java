@@ -35,8 +35,11 @@ import picocli.CommandLine.Option;
  * its healing step has returned (PostgreSQL accepting connections again, a node ready, a proxy
  * letting traffic through), or when the injection returned for a fault that has no healing (a
  * FLUSHALL, a node killed for good). The load is cut into whole seconds from the injection on (up to 30 s past the fault's end); a
- * second falls short when sends were accepted at less than 90 % of the offered rate in it or one
- * was answered {@code unavailable} or {@code overloaded}. The service has recovered at the end of
+ * second falls short when sends were accepted at less than 90 % of the rate the deployment kept
+ * before the fault (the accepted rate over the 10 s before the injection, after the ramp-up, or
+ * the offered rate where that is lower or the window shorter than 3 s: three nodes on two cores
+ * do not keep the offered rate even without a fault), or one was answered {@code unavailable} or
+ * {@code overloaded}. The service has recovered at the end of
  * the last second that fell short (at the injection if none did: it never faltered; not at all if
  * the last second looked at, 30 s past the fault's end or the load's last, fell short). Both times are given: from the fault's start, and from its end (0 when
  * it recovered before the fault ended, as clients failing over to a live node do). What the
@@ -456,7 +459,24 @@ final class Chaos implements Callable<Integer> {
                 Sample to = at(all, endAt);
                 return new Recovery(THROUGHOUT, THROUGHOUT, from == null || to == null ? "no samples" : answers(from, to));
             }
-            return recover(all, injectAt, endAt, loadEnd, cfg.rate());
+            double before = baseline(all, Math.max(start + cfg.rampUp().toNanos(), injectAt - TimeUnit.SECONDS.toNanos(10)), injectAt);
+            return recover(all, injectAt, endAt, loadEnd, before > 0 ? Math.min(cfg.rate(), before) : cfg.rate());
+        }
+
+        /**
+         * Accepted per second from {@code from} to {@code to}, between the samples nearest them; -1
+         * when the window is shorter than 3 s (the fault came too early in the load for a baseline).
+         */
+        static double baseline(List<Sample> all, long from, long to) {
+            if (to - from < TimeUnit.SECONDS.toNanos(3)) {
+                return -1;
+            }
+            Sample a = at(all, from);
+            Sample b = at(all, to);
+            if (a == null || b == null || b.nanos() - a.nanos() < TimeUnit.SECONDS.toNanos(3)) {
+                return -1;
+            }
+            return (b.accepted() - a.accepted()) * 1e9 / (b.nanos() - a.nanos());
         }
 
         /**

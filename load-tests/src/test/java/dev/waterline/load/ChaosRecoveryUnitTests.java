@@ -80,4 +80,22 @@ class ChaosRecoveryUnitTests {
         assertThat(Chaos.median(java.util.List.of(4.0, 1.0, 2.0, 3.0))).isEqualTo(2.5);
         assertThat(Chaos.median(java.util.List.of())).isZero();
     }
+
+    @Test
+    void aDeploymentBelowTheOfferedRateBeforeTheFaultIsJudgedAgainstWhatItKept() {
+        // offered 500/s, kept 400/s before the fault (saturated), down from 20 s to 25 s, 400/s again after
+        var all = samples(60, 400, t -> t >= 20 * S && t < 25 * S, t -> false);
+        double before = Chaos.Sampler.baseline(all, 10 * S, 20 * S);
+        assertThat(before).isBetween(390.0, 410.0);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, Math.min(500, before));
+        assertThat(r.sinceInject()).isBetween(5.0, 6.0);
+        assertThat(Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, 500).seconds())
+                .as("against the offered rate it never recovers").isEqualTo(-1);
+    }
+
+    @Test
+    void noBaselineFromAWindowShorterThanThreeSeconds() {
+        var all = samples(60, 400, t -> false, t -> false);
+        assertThat(Chaos.Sampler.baseline(all, 10 * S, 12 * S)).isEqualTo(-1);
+    }
 }
