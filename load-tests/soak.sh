@@ -2,7 +2,7 @@
 # The soak (docs/RELIABILITY.md, "Soak"): hours of the chat load on a private deployment this
 # script's run starts and owns (embedded PostgreSQL and Redis on their own ports and folders, one
 # node), with reconnecting clients, clients that never ack or stop reading (reapers, reclaim), an
-# HTTP hook on every chat and the retention loops running; heap, outbox depth, descriptors and
+# HTTP hook on a tenth of the chats and the retention loops running; heap, outbox depth, descriptors and
 # threads sampled every 10 s into soak.csv, plotted into soak.png, judged flat or not in soak.md;
 # every message and hook delivery reconciled at the end.
 #   load-tests/soak.sh                                   (2 h at 1,500 msg/s, 600 clients)

@@ -181,14 +181,25 @@ final class HookLoad implements AutoCloseable {
         return missing;
     }
 
+    /** The accepted messages of the chats that have a hook: those owed a delivery. */
+    long owed(Iterable<Reconciler.Accepted> accepted) {
+        long n = 0;
+        for (Reconciler.Accepted a : accepted) {
+            if (hookOfChat.containsKey(a.chatId())) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     long duplicates() {
         return received.values().stream().mapToLong(n -> n - 1).sum();
     }
 
     String markdown(long accepted, long lost, Duration steadyWindow) {
         StringBuilder b = new StringBuilder("\n## Hooks (" + kind + ")\n\n| | |\n| --- | --- |\n");
-        b.append("| hooks (one per chat) | ").append(hookOfChat.size()).append(" |\n");
-        b.append("| messages accepted / lost (no delivery) | ").append(accepted).append(" / ").append(lost).append(" |\n");
+        b.append("| hooks (one per hooked chat) | ").append(hookOfChat.size()).append(" |\n");
+        b.append("| messages accepted in hooked chats / lost (no delivery) | ").append(accepted).append(" / ").append(lost).append(" |\n");
         b.append("| deliveries received / repeats | ").append(deliveries.sum()).append(" / ").append(duplicates()).append(" |\n");
         if (steadyFromNanos != Long.MAX_VALUE) {
             double secs = steadyWindow.toMillis() / 1000.0;

@@ -232,7 +232,7 @@ final class LoadRun {
             Report report = Report.of(this, verdict, end, started, Instant.now());
             report.write(cfg.out());
             if (hooks != null) {
-                hookMarkdown = hooks.markdown(all.size(), hookLost, cfg.duration().dividedBy(2));
+                hookMarkdown = hooks.markdown(hooks.owed(all), hookLost, cfg.duration().dividedBy(2));
                 hooks.write(cfg.out());
                 java.nio.file.Files.writeString(cfg.out().resolve("report.md"), hookMarkdown, java.nio.file.StandardOpenOption.APPEND);
             }

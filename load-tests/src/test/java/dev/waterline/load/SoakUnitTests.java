@@ -31,7 +31,7 @@ class SoakUnitTests {
         for (int m = 0; m < 120; m++) {
             rows.add(row(m, 150 + (m % 5) * 60, 700, 90, 1500 + (m % 3) * 100));
         }
-        Soak.Verdict v = Soak.judge(rows);
+        Soak.Verdict v = Soak.judge(rows, 0, 0);
         assertThat(v.flat()).as(v.markdown()).isTrue();
         assertThat(v.judged()).hasSize(Soak.JUDGED.size());
     }
@@ -42,7 +42,7 @@ class SoakUnitTests {
         for (int m = 0; m < 120; m++) {
             rows.add(row(m, 150 + m * 3 + (m % 5) * 60, 700, 90, 1500));
         }
-        Soak.Verdict v = Soak.judge(rows);
+        Soak.Verdict v = Soak.judge(rows, 0, 0);
         assertThat(v.flat()).isFalse();
         assertThat(v.judged().stream().filter(j -> !j.flat()).map(j -> j.series().column())).containsExactly("heap_used_mb");
     }
@@ -53,7 +53,7 @@ class SoakUnitTests {
         for (int m = 0; m < 120; m++) {
             rows.add(row(m, 200, 700 + m * 2, 90, 1500));
         }
-        Soak.Verdict v = Soak.judge(rows);
+        Soak.Verdict v = Soak.judge(rows, 0, 0);
         assertThat(v.judged().stream().filter(j -> !j.flat()).map(j -> j.series().column())).containsExactly("descriptors");
     }
 
@@ -82,14 +82,34 @@ class SoakUnitTests {
             r[Soak.COLUMNS.indexOf("offering") + 1] = 0;
             rows.add(r);
         }
-        Soak.Verdict v = Soak.judge(rows);
+        Soak.Verdict v = Soak.judge(rows, 0, 0);
         assertThat(v.flat()).as(v.markdown()).isTrue();
         assertThat(v.minutes()).isEqualTo(119);
     }
 
     @Test
+    void samplesThatStopShortOfTheLoadAreNotJudgedFlat() {
+        List<double[]> rows = new ArrayList<>();
+        for (int m = 0; m < 60; m++) {
+            rows.add(row(m, 200, 700, 90, 1500));
+        }
+        assertThat(Soak.judge(rows, 60, 0).flat()).isTrue();
+        Soak.Verdict v = Soak.judge(rows, 120, 3);
+        assertThat(v.flat()).as(v.markdown()).isFalse();
+        assertThat(v.markdown()).contains("NOT judged flat").contains("3 sampling passes failed");
+    }
+
+    @Test
+    void aMissingCsvHasNoRows(@TempDir Path dir) throws Exception {
+        assertThat(Soak.read(dir.resolve("none.csv"))).isEmpty();
+        Path header = dir.resolve("header.csv");
+        Files.writeString(header, "minutes,offering\n");
+        assertThat(Soak.read(header)).isEmpty();
+    }
+
+    @Test
     void tooFewSamplesAreNoVerdictOfFlat() {
-        Soak.Verdict v = Soak.judge(List.of(row(0, 1, 1, 1, 1), row(1, 1, 1, 1, 1)));
+        Soak.Verdict v = Soak.judge(List.of(row(0, 1, 1, 1, 1), row(1, 1, 1, 1, 1)), 0, 0);
         assertThat(v.flat()).isFalse();
     }
 
