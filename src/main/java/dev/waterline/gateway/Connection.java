@@ -71,8 +71,10 @@ final class Connection implements ClientSession {
     /** False from the first failed write or close on: nothing more is queued or written. */
     private final AtomicBoolean writable = new AtomicBoolean(true);
     private final AtomicBoolean closeIssued = new AtomicBoolean();
+    private volatile long closeIssuedNanos;
     /** Frames wait in the queue until {@code welcome}, which goes first, has been queued. */
     private volatile boolean welcomed;
+    private volatile long welcomedNanos;
     /** When the write in flight started ({@link System#nanoTime()}, never 0), or 0 when none is. */
     private volatile long writeStartedNanos;
 
@@ -125,6 +127,16 @@ final class Connection implements ClientSession {
     @Override
     public long lastReceivedNanos() {
         return lastReceivedNanos;
+    }
+
+    @Override
+    public long welcomedNanos() {
+        return welcomedNanos;
+    }
+
+    @Override
+    public long closeIssuedNanos() {
+        return closeIssuedNanos;
     }
 
     /**
@@ -208,6 +220,7 @@ final class Connection implements ClientSession {
     void welcome(String frame) {
         queuedChars.addAndGet(frame.length());
         outbound.offerFirst(frame);
+        welcomedNanos = System.nanoTime() | 1;
         welcomed = true;
         schedule();
     }
@@ -365,6 +378,7 @@ final class Connection implements ClientSession {
         writable.set(false);
         outbound.clear();
         if (closeIssued.compareAndSet(false, true)) {
+            closeIssuedNanos = System.nanoTime() | 1;
             Thread.startVirtualThread(() -> writeClose(code, reason));
         }
     }
@@ -374,6 +388,7 @@ final class Connection implements ClientSession {
         writable.set(false);
         outbound.clear();
         if (closeIssued.compareAndSet(false, true)) {
+            closeIssuedNanos = System.nanoTime() | 1;
             writeClose(code, reason);
         }
     }
@@ -399,6 +414,7 @@ final class Connection implements ClientSession {
         }
         writable.set(false);
         if (closeIssued.compareAndSet(false, true)) {
+            closeIssuedNanos = System.nanoTime() | 1;
             writeClose(code, reason);
         }
     }

@@ -49,6 +49,21 @@ public interface ClientSession {
     long lastReceivedNanos();
 
     /**
+     * When {@code welcome} was queued for this connection, in {@link System#nanoTime()} terms, or 0
+     * before it was. With {@link #closeIssuedNanos} it gives the server's own order of a newer
+     * connection's welcome and an older one's 4009, which a client watching two sockets cannot see
+     * reliably.
+     */
+    default long welcomedNanos() {
+        return 0;
+    }
+
+    /** When the server first issued a close of this connection, in {@link System#nanoTime()} terms, or 0 if it has not. */
+    default long closeIssuedNanos() {
+        return 0;
+    }
+
+    /**
      * Epoch milliseconds from which the token this connection was opened with is no longer
      * accepted ({@code exp} plus the clock skew); {@link Long#MAX_VALUE} when it never expires.
      * The connection is closed with 4001 then.
