@@ -271,9 +271,7 @@ final class Chaos implements Callable<Integer> {
                 "--drain", "PT120S", "--outbox-drain", "PT90S", "--out", dir.toString(), "--label", "chaos " + s.name() + " " + r));
         args.addAll(loadArgs);
         args.addAll(s.loadArgs());
-        LoadCli cli = new LoadCli();
-        new CommandLine(cli).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true).parseArgs(args.toArray(String[]::new));
-        LoadConfig cfg = cli.config();
+        LoadConfig cfg = LoadCli.configOf(args);
         err.println("waterline-load chaos: " + s.name() + " run " + r + ": " + s.fault());
         ServerProcess.Launch launch = new ServerProcess.Launch(cfg.serverJar(), cfg.serverJvmOpts(), cfg.serverArgs(), s.options().nodes());
         Deployment d = new Deployment(s.options(), dir.resolve("deployment"), launch);

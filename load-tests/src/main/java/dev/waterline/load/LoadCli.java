@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load generator with message-by-message reconciliation for Waterline.",
-        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class})
+        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class, Peers.class})
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
@@ -150,6 +150,11 @@ public final class LoadCli implements Callable<Integer> {
             + " message to reach its hook. Default: ${DEFAULT-VALUE}")
     Duration hookDrain;
 
+    @Option(names = "--window", defaultValue = "0", description = "A client with this many sends awaiting their answer"
+            + " offers no more until one is answered: the send is counted as held back, as a broker client's full window of"
+            + " unconfirmed publishes (0: no window; the server's own credits still apply). Default: ${DEFAULT-VALUE}")
+    int window;
+
     /** The command line, with the walkthrough as a subcommand; {@link Main} runs it. */
     static CommandLine commandLine() {
         return new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true);
@@ -177,6 +182,13 @@ public final class LoadCli implements Callable<Integer> {
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
                 reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
                 stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt,
-                hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain);
+                hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain, window);
+    }
+
+    /** The configuration these command-line arguments give, as {@code waterline-load} would run it (for the suites that run loads). */
+    static LoadConfig configOf(List<String> args) {
+        LoadCli cli = new LoadCli();
+        new CommandLine(cli).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true).parseArgs(args.toArray(String[]::new));
+        return cli.config();
     }
 }

@@ -43,7 +43,8 @@ record LoadConfig(
         String hookBroker,
         Duration hookOutageAt,
         Duration hookOutageFor,
-        Duration hookDrain) {
+        Duration hookDrain,
+        int window) {
 
     enum Pattern { pairwise, groups, mixed }
 }

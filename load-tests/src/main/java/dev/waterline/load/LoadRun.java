@@ -117,6 +117,11 @@ final class LoadRun {
         this.timed = List.copyOf(timed);
     }
 
+    /** The first node this run started itself ({@code --start-server}), once started; null otherwise. */
+    ServerProcess startedServer() {
+        return server;
+    }
+
     /** Whether the load is being offered now (set-up, drain and reconciliation are not). */
     boolean offering() {
         return offering;
@@ -436,11 +441,7 @@ final class LoadRun {
                 storm();
                 stormAt = Long.MAX_VALUE;
             }
-            double elapsed = (now - start) / 1e9;
-            double rampSeconds = ramp / 1e9;
-            double target = elapsed < rampSeconds
-                    ? cfg.rate() * elapsed * elapsed / (2 * rampSeconds)
-                    : cfg.rate() * (rampSeconds / 2 + (elapsed - rampSeconds));
+            double target = offeredBy(cfg.rate(), ramp / 1e9, (now - start) / 1e9);
             while (issued < (long) target) {
                 SimClient c = clients.get(next);
                 next = (next + 1) % clients.size();
@@ -453,6 +454,16 @@ final class LoadRun {
             }
             LockSupport.parkNanos(1_000_000);
         }
+    }
+
+    /**
+     * How many sends are due {@code elapsed} seconds into a load of {@code rate} per second that
+     * ramps up linearly over {@code rampSeconds}: the integral of the offered rate so far.
+     */
+    static double offeredBy(double rate, double rampSeconds, double elapsed) {
+        return elapsed < rampSeconds
+                ? rate * elapsed * elapsed / (2 * rampSeconds)
+                : rate * (rampSeconds / 2 + (elapsed - rampSeconds));
     }
 
     /** Runs the timed actions in order on a thread of their own, each at its time (none waits for the load). */

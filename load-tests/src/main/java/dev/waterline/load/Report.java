@@ -20,6 +20,7 @@ record Report(
         double seconds,
         long offered,
         long skippedOffline,
+        long heldByWindow,
         long accepted,
         Map<String, Long> rejectedByCode,
         Map<String, Long> errorsByCode,
@@ -82,7 +83,7 @@ record Report(
         double seconds = c.duration().toMillis() / 1000.0;
         long live = s.deliveries.sum();
         return new Report(c.label(), conf, started.toString(), Duration.between(started, finished).toMillis() / 1000.0,
-                s.offered.sum(), s.skippedOffline.sum(), verdict.accepted(), sums(s.rejectedByCode), sums(s.errorsByCode),
+                s.offered.sum(), s.skippedOffline.sum(), s.heldByWindow.sum(), verdict.accepted(), sums(s.rejectedByCode), sums(s.errorsByCode),
                 verdict.expectedDeliveries(), live,
                 verdict.expectedDeliveries() == 0 ? 0 : round((double) live / verdict.expectedDeliveries()),
                 round(verdict.accepted() / seconds),
@@ -160,7 +161,8 @@ record Report(
                 .append(configuration).append("`\n\n");
         b.append("| measure | value |\n| --- | --- |\n");
         row(b, "verdict", clean() ? "**0 lost**" : "**" + lost + " LOST**");
-        row(b, "offered sends", offered + " (" + skippedOffline + " skipped: client offline)");
+        row(b, "offered sends", offered + " (" + skippedOffline + " skipped: client offline"
+                + (heldByWindow > 0 ? ", " + heldByWindow + " held back by the window" : "") + ")");
         row(b, "accepted", accepted + " (" + acceptedPerSecond + " msg/s over the run)");
         row(b, "accepted msg/s, steady (median second of the load's second half)", Long.toString(acceptedSteadyPerSecond));
         row(b, "rejected by code", rejectedByCode.toString());
@@ -224,7 +226,7 @@ record Report(
         return out;
     }
 
-    private static Map<String, Double> percentiles(Histogram h) {
+    static Map<String, Double> percentiles(Histogram h) {
         Map<String, Double> out = new LinkedHashMap<>();
         out.put("p50", ms(h.getValueAtPercentile(50)));
         out.put("p90", ms(h.getValueAtPercentile(90)));

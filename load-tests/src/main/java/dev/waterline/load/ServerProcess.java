@@ -182,6 +182,11 @@ final class ServerProcess implements AutoCloseable {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** The folder of the embedded PostgreSQL and Redis (the zero-configuration mode's data). */
+    Path dataDir() {
+        return dataDir;
+    }
+
     long pid() {
         return process.pid();
     }

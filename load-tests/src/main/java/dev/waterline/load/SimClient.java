@@ -120,10 +120,19 @@ final class SimClient {
         writer.join(Duration.ofSeconds(30));
     }
 
-    /** Offers one send to a chat of this client; false when it is not connected right now. */
+    /**
+     * Offers one send to a chat of this client; false when it is not connected right now. A send
+     * that the run's window holds back (this client already awaits that many answers) is counted
+     * and not made, and true is returned: it was not lost to a disconnection.
+     */
     boolean offerSend(String chatId, String body) {
         if (!connected) {
             return false;
+        }
+        int window = run.cfg.window();
+        if (window > 0 && unanswered.size() >= window) {
+            run.stats.heldByWindow.increment();
+            return true;
         }
         String corr = userId + "-" + sequence.incrementAndGet();
         ObjectNode f = LoadRun.JSON.createObjectNode();

@@ -29,7 +29,6 @@ import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -127,9 +126,7 @@ final class Soak implements Callable<Integer> {
                 // history's is kept long (history younger than it is what the reconciliation reads back)
                 "--server-arg=--waterline.retention.purge-interval=1m", "--server-arg=--waterline.retention.outbox=20m"));
         args.addAll(loadArgs);
-        LoadCli cli = new LoadCli();
-        new CommandLine(cli).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true).parseArgs(args.toArray(String[]::new));
-        LoadConfig cfg = cli.config();
+        LoadConfig cfg = LoadCli.configOf(args);
         ServerProcess.Launch launch = new ServerProcess.Launch(cfg.serverJar(), cfg.serverJvmOpts(), cfg.serverArgs(), 1);
         Path csv = dir.resolve("soak.csv");
         try (Deployment d = new Deployment(new Deployment.Options(1, false, false, false, false, 0), dir.resolve("deployment"), launch)) {

@@ -16,6 +16,8 @@ final class Stats {
 
     final LongAdder offered = new LongAdder();
     final LongAdder skippedOffline = new LongAdder();
+    /** Offered sends not made because the client's window of unanswered sends was full (--window). */
+    final LongAdder heldByWindow = new LongAdder();
     final LongAdder sent = new LongAdder();
     final LongAdder resent = new LongAdder();
     final LongAdder accepted = new LongAdder();
@@ -107,14 +109,17 @@ final class Stats {
      * offered load, so that neither the ramp nor the JIT's warm-up counts.
      */
     long steadyAcceptedPerSecond() {
-        List<Long> all;
         synchronized (acceptedEachSecond) {
-            all = new ArrayList<>(acceptedEachSecond);
+            return medianOfSecondHalf(acceptedEachSecond);
         }
-        if (all.isEmpty()) {
+    }
+
+    /** The median of the second half of {@code perSecond} (the upper middle of an even count); 0 for none. */
+    static long medianOfSecondHalf(List<Long> perSecond) {
+        if (perSecond.isEmpty()) {
             return 0;
         }
-        List<Long> half = new ArrayList<>(all.subList(all.size() / 2, all.size()));
+        List<Long> half = new ArrayList<>(perSecond.subList(perSecond.size() / 2, perSecond.size()));
         Collections.sort(half);
         return half.get(half.size() / 2);
     }

@@ -1,0 +1,284 @@
+package dev.waterline.load;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.ToDoubleFunction;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code waterline-load peers}: Waterline and the brokers a team would otherwise build chat
+ * delivery on, measured by one generator in one invocation (load-tests/peers.sh).
+ *
+ * <p>Shape: for each round, for each pattern (a number of clients, paired), for each kind of run
+ * (saturation: far more offered than any system carries; fixed: the paper's 2,000 msg/s), every
+ * system once, one after the other, so that the machine's drift falls on all of them alike. A
+ * Waterline run is a {@link LoadRun} on a server it starts (zero-configuration mode: its own
+ * PostgreSQL and Redis); a broker's is a {@link PeerRun} on a private broker it starts and stops.
+ * Every run is reconciled message by message. CPU time of the system under test (server,
+ * PostgreSQL and Redis apart) and of the generator is read over the load's second half and divided
+ * by the messages accepted in it. The table (peers.md, peers.json) is written after every run, so a
+ * suite cut short keeps what it measured; figures are medians over the rounds.
+ */
+@Command(name = "peers", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Waterline beside RabbitMQ and NATS JetStream: one generator, the same pairwise load, side by side.")
+final class Peers implements Callable<Integer> {
+
+    @Option(names = "--rounds", defaultValue = "3", description = "Rounds (each runs every system once per pattern and kind). Default: ${DEFAULT-VALUE}")
+    int rounds;
+
+    @Option(names = "--patterns", split = ",", defaultValue = "600,100",
+            description = "Clients of each pattern, paired (client i writes to its partner). Default: ${DEFAULT-VALUE}")
+    List<Integer> patterns;
+
+    @Option(names = "--systems", split = ",",
+            defaultValue = "waterline,waterline-async,rabbitmq-classic,rabbitmq-quorum,jetstream",
+            description = "waterline (durable commits), waterline-async (synchronous_commit=off, beside jetstream), rabbitmq-classic,"
+                    + " rabbitmq-quorum, jetstream. Default: ${DEFAULT-VALUE}")
+    List<String> systems;
+
+    @Option(names = "--kinds", split = ",", defaultValue = "saturation,fixed", description = "Kinds of run. Default: ${DEFAULT-VALUE}")
+    List<String> kinds;
+
+    @Option(names = "--saturation-rate", defaultValue = "30000", description = "Offered msg/s of a saturation run. Default: ${DEFAULT-VALUE}")
+    double saturationRate;
+
+    @Option(names = "--fixed-rate", defaultValue = "2000", description = "Offered msg/s of a fixed run (latency). Default: ${DEFAULT-VALUE}")
+    double fixedRate;
+
+    @Option(names = "--duration", defaultValue = "PT60S", description = "Offered load of each run. Default: ${DEFAULT-VALUE}")
+    Duration duration;
+
+    @Option(names = "--ramp-up", defaultValue = "PT10S", description = "Default: ${DEFAULT-VALUE}")
+    Duration rampUp;
+
+    @Option(names = "--payload", defaultValue = "100", description = "Message body bytes. Default: ${DEFAULT-VALUE}")
+    int payload;
+
+    @Option(names = "--window", defaultValue = "64",
+            description = "Unconfirmed messages per sender (a broker's publishing channel, a Waterline client). Default: ${DEFAULT-VALUE}")
+    int window;
+
+    @Option(names = "--prefetch", defaultValue = "100", description = "Unacked deliveries per consumer (RabbitMQ prefetch, JetStream max ack pending). Default: ${DEFAULT-VALUE}")
+    int prefetch;
+
+    @Option(names = "--connections", defaultValue = "4", description = "Broker connections the channels are multiplexed over. Default: ${DEFAULT-VALUE}")
+    int connections;
+
+    @Option(names = "--quorum-max-clients", defaultValue = "100",
+            description = "Quorum-queue runs with more clients are skipped (600 quorum queues stopped a 2-core node accepting"
+                    + " connections). Default: ${DEFAULT-VALUE}")
+    int quorumMaxClients;
+
+    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Default: ${DEFAULT-VALUE}")
+    Path serverJar;
+
+    @Option(names = "--server-jvm-opts", defaultValue = "-Xmx512m -XX:+UseG1GC", description = "Default: ${DEFAULT-VALUE}")
+    String serverJvmOpts;
+
+    @Option(names = "--out", description = "Folder for every run's report and the table. Default: target/load-results/peers-<time>")
+    Path out;
+
+    private final PrintStream err = System.err;
+
+    /** One run's figures, whatever the system. CPU in µs per accepted message over the load's second half. */
+    record Row(int round, String system, String label, String durability, int clients, String kind, double offeredRate,
+               long accepted, long refused, long steadyPerSecond, double p50Ms, double p99Ms,
+               Map<String, Double> cpuMicrosPerMessage, long lost, long duplicates, String settings, String note) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Path dir = out != null ? out
+                : Path.of("target", "load-results", "peers-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        Files.createDirectories(dir);
+        List<Row> rows = new ArrayList<>();
+        boolean clean = true;
+        for (int round = 1; round <= rounds; round++) {
+            for (int clients : patterns) {
+                for (String kind : kinds) {
+                    double rate = "saturation".equals(kind) ? saturationRate : fixedRate;
+                    for (String system : systems) {
+                        String name = system + "-" + clients + "-" + kind + "-" + round;
+                        err.println("waterline-load peers: " + name + " (" + rate + " msg/s offered)");
+                        Row row;
+                        try {
+                            row = run(round, system, clients, kind, rate, dir.resolve(name));
+                        }
+                        catch (Exception e) {
+                            err.println("waterline-load peers: " + name + " failed: " + e);
+                            row = new Row(round, system, system, "", clients, kind, rate, 0, 0, 0, 0, 0, Map.of(), 0, 0, "",
+                                    "failed: " + e.getMessage());
+                            clean = false;
+                        }
+                        clean &= row.lost() == 0;
+                        rows.add(row);
+                        err.println("waterline-load peers: " + name + ": " + row);
+                        write(dir, rows);
+                    }
+                }
+            }
+        }
+        System.out.println(markdown(rows));
+        System.out.println("Table and reports in " + dir.toAbsolutePath());
+        return clean ? 0 : 2;
+    }
+
+    private Row run(int round, String system, int clients, String kind, double rate, Path dir) throws Exception {
+        if (system.startsWith("waterline")) {
+            return waterline(round, system, clients, kind, rate, dir);
+        }
+        if (system.equals("rabbitmq-quorum") && clients > quorumMaxClients) {
+            return new Row(round, system, "RabbitMQ quorum queues", "fsync before confirm", clients, kind, rate, 0, 0, 0, 0, 0,
+                    Map.of(), 0, 0, "", "skipped: more than --quorum-max-clients " + quorumMaxClients
+                    + " (600 quorum queues stopped a 2-core node accepting connections)");
+        }
+        PeerSystem peer = switch (system) {
+            case "rabbitmq-classic" -> new RabbitPeer(false, prefetch, connections, window);
+            case "rabbitmq-quorum" -> new RabbitPeer(true, prefetch, connections, window);
+            case "jetstream" -> new JetStreamPeer(prefetch, connections, window);
+            default -> throw new IllegalArgumentException("unknown system " + system);
+        };
+        PeerRun.Result r = new PeerRun(peer, new PeerRun.Config(clients, rate, duration, rampUp, Duration.ofSeconds(120), payload), err)
+                .execute(dir);
+        Map<String, Double> cpu = perMessage(r.cpuSeconds(), r.windowMessages());
+        return new Row(round, system, r.label(), r.durability(), clients, kind, rate, r.confirmed(), r.refused(), r.steadyPerSecond(),
+                r.deliverSteadyMs().getOrDefault("p50", 0.0), r.deliverSteadyMs().getOrDefault("p99", 0.0), cpu,
+                r.lost(), r.duplicates(), r.settings().toString(),
+                r.misrouted() > 0 || r.failed() > 0 ? r.failed() + " failed, " + r.misrouted() + " misrouted" : "");
+    }
+
+    private Row waterline(int round, String system, int clients, String kind, double rate, Path dir) throws Exception {
+        boolean async = system.equals("waterline-async");
+        List<String> args = new ArrayList<>(List.of("--start-server", "--server-jar", serverJar.toString(),
+                "--server-jvm-opts", serverJvmOpts, "--clients", Integer.toString(clients), "--rate", Double.toString(rate),
+                "--duration", duration.toString(), "--ramp-up", rampUp.toString(), "--payload", Integer.toString(payload),
+                "--window", Integer.toString(window), "--quiet", "--out", dir.toString(), "--label", system + " " + clients + " " + kind,
+                // every client of a pattern offers rate/clients msg/s: far above the per-connection default at saturation
+                "--server-arg=--waterline.gateway.max-sends-per-second=1000000"));
+        if (async) {
+            args.add("--server-arg=--spring.datasource.hikari.connection-init-sql=SELECT set_config('synchronous_commit', 'off', false)"
+                    + " UNION ALL SELECT set_config('jit', 'off', false)");
+        }
+        LoadConfig cfg = LoadCli.configOf(args);
+        CpuMeter.Sample[] cpuWindow = new CpuMeter.Sample[2];
+        long[] accepted = new long[2];
+        LoadRun[] holder = new LoadRun[1];
+        CpuMeter[] meter = new CpuMeter[1];
+        List<LoadRun.Timed> timed = List.of(
+                new LoadRun.Timed(duration.dividedBy(2), "CPU window opens", () -> {
+                    ServerProcess server = holder[0].startedServer();
+                    long pid = server.pid();
+                    meter[0] = new CpuMeter(List.of(
+                            CpuMeter.pid("server", pid),
+                            CpuMeter.mentioning("postgres", server.dataDir().resolve("postgres").toString()),
+                            new CpuMeter.Part("redis", p -> p.ppid() == pid && p.cmdline().contains("redis-server")),
+                            CpuMeter.pid("generator", ProcessHandle.current().pid())));
+                    cpuWindow[0] = meter[0].sample();
+                    accepted[0] = holder[0].stats.accepted.sum();
+                }),
+                new LoadRun.Timed(duration.minusMillis(500), "CPU window closes", () -> {
+                    cpuWindow[1] = meter[0].sample();
+                    accepted[1] = holder[0].stats.accepted.sum();
+                }));
+        LoadRun run = new LoadRun(cfg, err, null, timed);
+        holder[0] = run;
+        Report report = run.execute();
+        Map<String, Double> cpu = cpuWindow[1] == null ? Map.of() : perMessage(cpuWindow[1].secondsSince(cpuWindow[0]), accepted[1] - accepted[0]);
+        long refused = report.heldByWindow() + report.rejectedByCode().values().stream().mapToLong(Long::longValue).sum();
+        String label = async ? "Waterline, synchronous_commit=off" : "Waterline";
+        String durability = async ? "commit not fsynced (benchmark only)" : "fsync before accepted";
+        return new Row(round, system, label, durability, clients, kind, rate, report.accepted(), refused,
+                report.acceptedSteadyPerSecond(), report.deliverLatencySteadyMs().getOrDefault("p50", 0.0),
+                report.deliverLatencySteadyMs().getOrDefault("p99", 0.0), cpu, report.lost(), report.duplicatesSeen(),
+                "window " + window + " per client, server " + cfg.serverJvmOpts(),
+                "ratio " + report.deliveriesPerExpected() + (refused > 0 ? ", refused " + report.rejectedByCode() : ""));
+    }
+
+    /** CPU seconds by part → µs per message. */
+    static Map<String, Double> perMessage(Map<String, Double> seconds, long messages) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Double> e : seconds.entrySet()) {
+            out.put(e.getKey(), messages <= 0 ? 0 : Math.round(e.getValue() * 1e7 / messages) / 10.0);
+        }
+        return out;
+    }
+
+    private void write(Path dir, List<Row> rows) throws Exception {
+        Files.writeString(dir.resolve("peers.md"), markdown(rows));
+        Files.writeString(dir.resolve("peers.json"),
+                JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build().writeValueAsString(rows));
+    }
+
+    /** Every run, then the medians by pattern and system. */
+    static String markdown(List<Row> rows) {
+        StringBuilder b = new StringBuilder("# Peers, side by side\n\n## Medians\n\n");
+        b.append("| clients | system | durability | saturated msg/s (runs) | p50 / p99 at the fixed rate (ms) | CPU µs/msg: system | of which PostgreSQL / Redis | generator | lost (worst) | duplicates (median) |\n");
+        b.append("|---|---|---|---|---|---|---|---|---|---|\n");
+        Map<String, List<Row>> groups = new LinkedHashMap<>();
+        for (Row r : rows) {
+            groups.computeIfAbsent(r.clients() + "\u0000" + r.system(), k -> new ArrayList<>()).add(r);
+        }
+        for (List<Row> g : groups.values()) {
+            List<Row> sat = g.stream().filter(r -> r.kind().equals("saturation") && r.note().indexOf("skipped") != 0
+                    && r.note().indexOf("failed") != 0).toList();
+            List<Row> fixed = g.stream().filter(r -> r.kind().equals("fixed") && r.accepted() > 0).toList();
+            Row first = g.getFirst();
+            if (sat.isEmpty() && fixed.isEmpty()) {
+                b.append("| %d | %s | %s | %s | | | | | | |\n".formatted(first.clients(), first.label(), first.durability(), first.note()));
+                continue;
+            }
+            ToDoubleFunction<Row> system = r -> r.cpuMicrosPerMessage().entrySet().stream()
+                    .filter(e -> !e.getKey().equals("generator")).mapToDouble(Map.Entry::getValue).sum();
+            b.append("| %d | %s | %s | %s (%s) | %s / %s | %s | %s / %s | %s | %d | %s |\n".formatted(
+                    first.clients(), first.label(), first.durability(),
+                    fmt(median(sat, r -> r.steadyPerSecond())), String.join(", ", sat.stream().map(r -> Long.toString(r.steadyPerSecond())).toList()),
+                    fmt(median(fixed, Row::p50Ms)), fmt(median(fixed, Row::p99Ms)),
+                    fmt(median(sat, system)),
+                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("postgres", 0.0))),
+                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("redis", 0.0))),
+                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("generator", 0.0))),
+                    g.stream().mapToLong(Row::lost).max().orElse(0),
+                    fmt(median(g, r -> r.duplicates()))));
+        }
+        b.append("\n## Every run\n\n| round | clients | kind | system | offered msg/s | accepted | refused | steady msg/s | p50 / p99 (ms, second half) | CPU µs/msg by part | lost | duplicates | settings | note |\n");
+        b.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (Row r : rows) {
+            b.append("| %d | %d | %s | %s | %.0f | %d | %d | %d | %s / %s | %s | %d | %d | %s | %s |\n".formatted(r.round(), r.clients(), r.kind(),
+                    r.label(), r.offeredRate(), r.accepted(), r.refused(), r.steadyPerSecond(), fmt(r.p50Ms()), fmt(r.p99Ms()),
+                    r.cpuMicrosPerMessage(), r.lost(), r.duplicates(), r.settings(), r.note()));
+        }
+        return b.toString();
+    }
+
+    /** The median; of an even count, the mean of the middle two. NaN for none. */
+    static double median(List<Row> rows, ToDoubleFunction<Row> f) {
+        List<Double> v = new ArrayList<>(rows.stream().mapToDouble(f).boxed().toList());
+        if (v.isEmpty()) {
+            return Double.NaN;
+        }
+        Collections.sort(v);
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+    }
+
+    private static String fmt(double v) {
+        if (Double.isNaN(v)) {
+            return "–";
+        }
+        return v == Math.rint(v) && Math.abs(v) >= 100 ? Long.toString((long) v) : String.format("%.1f", v);
+    }
+}
