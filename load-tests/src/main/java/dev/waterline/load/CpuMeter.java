@@ -17,10 +17,9 @@ import java.util.function.Predicate;
 /**
  * CPU time of the parts of a run, from {@code /proc} (Linux only; elsewhere every figure is 0): a
  * part is a set of root processes and every process below them (but those that are another part's
- * roots), so a PostgreSQL's backends count with their postmaster and a server's child Redis apart. Read {@link #sample} at the start and the end of a window; {@link
- * Sample#secondsSince} gives each part's CPU seconds (user + system) in between. A process that
- * ended inside the window is not counted for the time it ran in it, so windows are taken while
- * the processes of interest live (a broker, a server, a database and its pooled backends).
+ * roots), so a PostgreSQL's backends count with their postmaster and a server's child Redis
+ * apart. Read {@link #sample} at the start and the end of a window; {@link Sample#secondsSince}
+ * gives each part's CPU seconds (user + system, its reaped children's included) in between.
  */
 final class CpuMeter {
 
@@ -96,21 +95,22 @@ final class CpuMeter {
         return new Sample(System.nanoTime(), byPart);
     }
 
-    /** Each part's ticks by process at one moment. */
+    /** Each part's ticks by process at one moment (a process's own and its reaped children's). */
     record Sample(long atNanos, Map<String, Map<Long, Long>> ticks) {
 
-        /** CPU seconds each part used from {@code earlier} to this sample (processes present in both). */
+        /**
+         * CPU seconds each part used from {@code earlier} to this sample: the difference of the
+         * part's totals. A process that ended inside the window and was reaped by a process of its
+         * part (a PostgreSQL backend, an autovacuum worker) moved its time into its parent's
+         * children's time, which both totals include, so it is neither lost nor counted twice; a
+         * process that began inside the window counts whole.
+         */
         Map<String, Double> secondsSince(Sample earlier) {
             Map<String, Double> out = new LinkedHashMap<>();
             for (Map.Entry<String, Map<Long, Long>> e : ticks.entrySet()) {
-                Map<Long, Long> before = earlier.ticks().getOrDefault(e.getKey(), Map.of());
-                long used = 0;
-                for (Map.Entry<Long, Long> p : e.getValue().entrySet()) {
-                    Long b = before.get(p.getKey());
-                    // a process that started inside the window counts from its start
-                    used += p.getValue() - (b == null ? 0 : b);
-                }
-                out.put(e.getKey(), used / (double) HZ);
+                long now = e.getValue().values().stream().mapToLong(Long::longValue).sum();
+                long before = earlier.ticks().getOrDefault(e.getKey(), Map.of()).values().stream().mapToLong(Long::longValue).sum();
+                out.put(e.getKey(), Math.max(0, now - before) / (double) HZ);
             }
             return out;
         }
@@ -132,14 +132,18 @@ final class CpuMeter {
         return out;
     }
 
-    /** {@code /proc/<pid>/stat}: fields after the command name's closing parenthesis; ppid is the 2nd, utime the 12th, stime the 13th. */
+    /**
+     * {@code /proc/<pid>/stat}: fields after the command name's closing parenthesis; ppid is the
+     * 2nd, utime the 12th, stime the 13th, and the reaped children's cutime and cstime the 14th and
+     * 15th.
+     */
     static Proc read(Path dir) {
         try {
             String stat = Files.readString(dir.resolve("stat"), StandardCharsets.US_ASCII);
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             String cmdline = new String(Files.readAllBytes(dir.resolve("cmdline")), StandardCharsets.UTF_8).replace('\0', ' ');
             return new Proc(Long.parseLong(dir.getFileName().toString()), Long.parseLong(f[1]), cmdline,
-                    Long.parseLong(f[11]) + Long.parseLong(f[12]));
+                    Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]));
         }
         catch (IOException | RuntimeException e) {
             return null;   // the process ended while being read

@@ -745,6 +745,7 @@ final class LoadRun {
     private void progressLoop() {
         long start = System.nanoTime();
         long lastOffered = 0, lastAccepted = 0, lastDeliveries = 0;
+        long lastNanos = start;
         while (active) {
             try {
                 TimeUnit.SECONDS.sleep(1);
@@ -752,14 +753,18 @@ final class LoadRun {
             catch (InterruptedException e) {
                 return;
             }
+            // read with its time, before the server's metrics are fetched: a "second" is the time
+            // that actually passed since the last reading, never a second plus the fetch
+            long now = System.nanoTime();
+            long offered = stats.offered.sum(), acc = stats.accepted.sum(), del = stats.deliveries.sum();
+            if (offering) {
+                stats.acceptedEachSecond.add(Stats.perSecond(acc - lastAccepted, now - lastNanos));
+            }
+            lastNanos = now;
             ServerMetrics.Sample s = serverMetrics.sample();
             noteServerSample(s);
             if (hooks != null) {
                 hooks.sample(http, baseUrl);
-            }
-            long offered = stats.offered.sum(), acc = stats.accepted.sum(), del = stats.deliveries.sum();
-            if (offering) {
-                stats.acceptedEachSecond.add(acc - lastAccepted);
             }
             if (!cfg.quiet()) {
                 err.printf("[%4ds] offered %5d/s accepted %5d/s deliveries %5d/s | p99 accept %6.1f ms deliver %6.1f ms"

@@ -10,6 +10,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -48,6 +50,8 @@ final class PeerRun {
     }
 
     static final int HEADER_BYTES = 20;
+    /** How long past the load's end a publish may still be held (a broker blocking its publishers) before the broker is closed. */
+    static final Duration HELD_PUBLISH_LIMIT = Duration.ofSeconds(60);
     private static final int CONFIRMED = 1, FAILED = 2, CONSUMED_ONE = 1 << 8;
 
     private final PeerSystem system;
@@ -57,7 +61,8 @@ final class PeerRun {
     private final LongAdder confirmed = new LongAdder();
     private final LongAdder failed = new LongAdder();
     private final LongAdder misrouted = new LongAdder();
-    private final LongAdder firstConsumed = new LongAdder();
+    /** Messages both confirmed and consumed: counted by whichever of the two came second. */
+    private final LongAdder confirmedConsumed = new LongAdder();
     private final Histogram deliver = new ConcurrentHistogram(3_600_000_000L, 3);
     private final Histogram deliverSteady = new ConcurrentHistogram(3_600_000_000L, 3);
     private final List<Long> confirmedEachSecond = Collections.synchronizedList(new ArrayList<>());
@@ -114,13 +119,50 @@ final class PeerRun {
         long end = start + cfg.duration().toNanos();
         long half = start + cfg.duration().toNanos() / 2;
         secondHalfFromNanos = half;
+        // the per-second rate is read by a timer of its own: the offering thread may be held in a
+        // publish (a broker's flow control) and must not stretch a "second"
+        ScheduledExecutorService perSecond = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
+                .name("peer-rate").unstarted(r));
+        long[] last = {start, 0};
+        perSecond.scheduleAtFixedRate(() -> {
+            long now = System.nanoTime();
+            long c = confirmed.sum();
+            confirmedEachSecond.add(Stats.perSecond(c - last[1], now - last[0]));
+            last[0] = now;
+            last[1] = c;
+        }, 1, 1, TimeUnit.SECONDS);
+        // a publish held past the load's end by a broker that blocks its publishers ends the run:
+        // the broker is closed under it, and what was held is reported failed
+        ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
+                .name("peer-watchdog").unstarted(r));
+        java.util.concurrent.ScheduledFuture<?> abort = watchdog.schedule(() -> {
+            err.println("waterline-load peers: a publish was still held " + HELD_PUBLISH_LIMIT + " after the load's end: closing "
+                    + system.label());
+            try {
+                system.close();
+            }
+            catch (Exception e) {
+                err.println("waterline-load peers: closing a held broker: " + e);
+            }
+        }, cfg.duration().plus(HELD_PUBLISH_LIMIT).toNanos(), TimeUnit.NANOSECONDS);
+        try {
+            offerUntil(start, end, half, atHalf, published, offeredAndRefused);
+        }
+        finally {
+            perSecond.shutdownNow();
+            abort.cancel(false);
+            watchdog.shutdown();
+            // a close the watchdog began finishes before the drain reads the counts
+            watchdog.awaitTermination(2, TimeUnit.MINUTES);
+        }
+    }
+
+    private void offerUntil(long start, long end, long half, Runnable atHalf, long[] published, long[] offeredAndRefused) {
         boolean halfTaken = false;
         double rampSeconds = Math.max(1, cfg.rampUp().toNanos()) / 1e9;
         long issued = 0;
         long id = 0;
         int next = 0;
-        long nextSecond = start + TimeUnit.SECONDS.toNanos(1);
-        long confirmedAtSecond = 0;
         while (true) {
             long now = System.nanoTime();
             if (now >= end) {
@@ -129,12 +171,6 @@ final class PeerRun {
             if (!halfTaken && now >= half) {
                 atHalf.run();
                 halfTaken = true;
-            }
-            if (now >= nextSecond) {
-                long c = confirmed.sum();
-                confirmedEachSecond.add(c - confirmedAtSecond);
-                confirmedAtSecond = c;
-                nextSecond += TimeUnit.SECONDS.toNanos(1);
             }
             double target = LoadRun.offeredBy(cfg.rate(), rampSeconds, (now - start) / 1e9);
             while (issued < (long) target) {
@@ -171,13 +207,13 @@ final class PeerRun {
         long deadline = System.nanoTime() + cfg.drain().toNanos();
         while (System.nanoTime() < deadline) {
             long answered = confirmed.sum() + failed.sum();
-            if (answered >= published && firstConsumed.sum() >= confirmed.sum()) {
+            if (answered >= published && confirmedConsumed.sum() >= confirmed.sum()) {
                 return;
             }
             TimeUnit.MILLISECONDS.sleep(100);
         }
         err.println("waterline-load peers: drain budget spent: " + (published - confirmed.sum() - failed.sum())
-                + " unanswered, " + (confirmed.sum() - firstConsumed.sum()) + " confirmed and not yet consumed");
+                + " unanswered, " + (confirmed.sum() - confirmedConsumed.sum()) + " confirmed and not yet consumed");
     }
 
     private Result reconcile(long published, long[] offered, CpuMeter.Sample[] window, long[] windowConfirmed) {
@@ -211,7 +247,8 @@ final class PeerRun {
     }
 
     private void fail(long id, String why) {
-        if (states.setFlag(id, FAILED)) {
+        int before = states.setFlag(id, FAILED);
+        if (before >= 0 && (before & FAILED) == 0) {
             failed.increment();
         }
         failures.putIfAbsent(why.length() > 60 ? why.substring(0, 60) : why, why);
@@ -221,8 +258,12 @@ final class PeerRun {
 
         @Override
         public void confirmed(long id) {
-            if (states.setFlag(id, CONFIRMED)) {
+            int before = states.setFlag(id, CONFIRMED);
+            if (before >= 0 && (before & CONFIRMED) == 0) {
                 confirmed.increment();
+                if (before >>> 8 > 0) {
+                    confirmedConsumed.increment();
+                }
             }
         }
 
@@ -241,8 +282,11 @@ final class PeerRun {
                 misrouted.increment();
                 return;
             }
-            if (states.addConsumed(id) == 0) {
-                firstConsumed.increment();
+            int before = states.addConsumed(id);
+            if (before >= 0 && before >>> 8 == 0) {
+                if ((before & CONFIRMED) != 0) {
+                    confirmedConsumed.increment();
+                }
                 Stats.record(deliver, sentNanos);
                 if (sentNanos >= secondHalfFromNanos) {
                     Stats.record(deliverSteady, sentNanos);
@@ -275,24 +319,26 @@ final class PeerRun {
             return a == null ? 0 : a.get((int) (id & (CHUNK - 1)));
         }
 
-        /** Sets {@code flag}; true if it was not set before. False for an id never published. */
-        boolean setFlag(long id, int flag) {
+        /**
+         * Sets {@code flag}; returns the state before (flags, and consumptions above bit 8), or -1
+         * for an id never published. One atomic step, so that of a confirmation and a first
+         * consumption racing, exactly one sees the other.
+         */
+        int setFlag(long id, int flag) {
             AtomicIntegerArray a = chunk(id);
             if (a == null) {
-                return false;
+                return -1;
             }
-            int i = (int) (id & (CHUNK - 1));
-            int before = a.getAndUpdate(i, v -> v | flag);
-            return (before & flag) == 0;
+            return a.getAndUpdate((int) (id & (CHUNK - 1)), v -> v | flag);
         }
 
-        /** Counts one consumption of {@code id}; returns how many there were before it (or -1 for an id never published). */
+        /** Counts one consumption of {@code id}; returns the state before it, as {@link #setFlag}. */
         int addConsumed(long id) {
             AtomicIntegerArray a = chunk(id);
             if (a == null) {
                 return -1;
             }
-            return a.getAndAdd((int) (id & (CHUNK - 1)), CONSUMED_ONE) >>> 8;
+            return a.getAndAdd((int) (id & (CHUNK - 1)), CONSUMED_ONE);
         }
 
         private AtomicIntegerArray chunk(long id) {

@@ -184,7 +184,8 @@ final class Peers implements Callable<Integer> {
                     long pid = server.pid();
                     meter[0] = new CpuMeter(List.of(
                             CpuMeter.pid("server", pid),
-                            CpuMeter.mentioning("postgres", server.dataDir().resolve("postgres").toString()),
+                            // as the server names it: absolute and normalized (EmbeddedServers)
+                            CpuMeter.mentioning("postgres", server.dataDir().toAbsolutePath().normalize().resolve("postgres").toString()),
                             new CpuMeter.Part("redis", p -> p.ppid() == pid && p.cmdline().contains("redis-server")),
                             CpuMeter.pid("generator", ProcessHandle.current().pid())));
                     cpuWindow[0] = meter[0].sample();
@@ -208,13 +209,21 @@ final class Peers implements Callable<Integer> {
                 "ratio " + report.deliveriesPerExpected() + (refused > 0 ? ", refused " + report.rejectedByCode() : ""));
     }
 
-    /** CPU seconds by part → µs per message. */
+    /** CPU seconds by part → µs per message; no figure (an empty map) when no message was accepted in the window. */
     static Map<String, Double> perMessage(Map<String, Double> seconds, long messages) {
         Map<String, Double> out = new LinkedHashMap<>();
+        if (messages <= 0) {
+            return out;
+        }
         for (Map.Entry<String, Double> e : seconds.entrySet()) {
-            out.put(e.getKey(), messages <= 0 ? 0 : Math.round(e.getValue() * 1e7 / messages) / 10.0);
+            out.put(e.getKey(), Math.round(e.getValue() * 1e7 / messages) / 10.0);
         }
         return out;
+    }
+
+    /** Whether a row measured anything (not skipped, not failed). */
+    static boolean measured(Row r) {
+        return !r.note().startsWith("skipped") && !r.note().startsWith("failed");
     }
 
     private void write(Path dir, List<Row> rows) throws Exception {
@@ -233,26 +242,28 @@ final class Peers implements Callable<Integer> {
             groups.computeIfAbsent(r.clients() + "\u0000" + r.system(), k -> new ArrayList<>()).add(r);
         }
         for (List<Row> g : groups.values()) {
-            List<Row> sat = g.stream().filter(r -> r.kind().equals("saturation") && r.note().indexOf("skipped") != 0
-                    && r.note().indexOf("failed") != 0).toList();
-            List<Row> fixed = g.stream().filter(r -> r.kind().equals("fixed") && r.accepted() > 0).toList();
-            Row first = g.getFirst();
+            List<Row> ran = g.stream().filter(Peers::measured).toList();
+            List<Row> sat = ran.stream().filter(r -> r.kind().equals("saturation")).toList();
+            List<Row> fixed = ran.stream().filter(r -> r.kind().equals("fixed") && r.accepted() > 0).toList();
+            Row first = ran.isEmpty() ? g.getFirst() : ran.getFirst();
             if (sat.isEmpty() && fixed.isEmpty()) {
                 b.append("| %d | %s | %s | %s | | | | | | |\n".formatted(first.clients(), first.label(), first.durability(), first.note()));
                 continue;
             }
-            ToDoubleFunction<Row> system = r -> r.cpuMicrosPerMessage().entrySet().stream()
-                    .filter(e -> !e.getKey().equals("generator")).mapToDouble(Map.Entry::getValue).sum();
+            // a run without a CPU window has no figure (NaN), not 0
+            ToDoubleFunction<Row> system = r -> r.cpuMicrosPerMessage().isEmpty() ? Double.NaN
+                    : r.cpuMicrosPerMessage().entrySet().stream().filter(e -> !e.getKey().equals("generator"))
+                    .mapToDouble(Map.Entry::getValue).sum();
             b.append("| %d | %s | %s | %s (%s) | %s / %s | %s | %s / %s | %s | %d | %s |\n".formatted(
                     first.clients(), first.label(), first.durability(),
                     fmt(median(sat, r -> r.steadyPerSecond())), String.join(", ", sat.stream().map(r -> Long.toString(r.steadyPerSecond())).toList()),
                     fmt(median(fixed, Row::p50Ms)), fmt(median(fixed, Row::p99Ms)),
                     fmt(median(sat, system)),
-                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("postgres", 0.0))),
-                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("redis", 0.0))),
-                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("generator", 0.0))),
-                    g.stream().mapToLong(Row::lost).max().orElse(0),
-                    fmt(median(g, r -> r.duplicates()))));
+                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("postgres", Double.NaN))),
+                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("redis", Double.NaN))),
+                    fmt(median(sat, r -> r.cpuMicrosPerMessage().getOrDefault("generator", Double.NaN))),
+                    ran.stream().mapToLong(Row::lost).max().orElse(0),
+                    fmt(median(ran, r -> r.duplicates()))));
         }
         b.append("\n## Every run\n\n| round | clients | kind | system | offered msg/s | accepted | refused | steady msg/s | p50 / p99 (ms, second half) | CPU µs/msg by part | lost | duplicates | settings | note |\n");
         b.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -264,9 +275,9 @@ final class Peers implements Callable<Integer> {
         return b.toString();
     }
 
-    /** The median; of an even count, the mean of the middle two. NaN for none. */
+    /** The median of the rows' figures that exist (NaN is none); of an even count, the mean of the middle two. NaN for none. */
     static double median(List<Row> rows, ToDoubleFunction<Row> f) {
-        List<Double> v = new ArrayList<>(rows.stream().mapToDouble(f).boxed().toList());
+        List<Double> v = new ArrayList<>(rows.stream().mapToDouble(f).filter(d -> !Double.isNaN(d)).boxed().toList());
         if (v.isEmpty()) {
             return Double.NaN;
         }

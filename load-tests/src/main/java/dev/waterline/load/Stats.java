@@ -114,6 +114,11 @@ final class Stats {
         }
     }
 
+    /** {@code count} events over {@code nanos} as a rate per second. */
+    static long perSecond(long count, long nanos) {
+        return nanos <= 0 ? 0 : Math.round(count * 1e9 / nanos);
+    }
+
     /** The median of the second half of {@code perSecond} (the upper middle of an even count); 0 for none. */
     static long medianOfSecondHalf(List<Long> perSecond) {
         if (perSecond.isEmpty()) {

@@ -98,4 +98,54 @@ class ChaosRecoveryUnitTests {
         var all = samples(60, 400, t -> false, t -> false);
         assertThat(Chaos.Sampler.baseline(all, 10 * S, 12 * S)).isEqualTo(-1);
     }
+
+    /**
+     * Samples every 250 ms: {@code rate} in even seconds and {@code rate * low} in odd ones, none
+     * where {@code down} says (of the quarter second ending at the sample).
+     */
+    private static List<Chaos.Sampler.Sample> jittery(int seconds, double rate, double low, java.util.function.LongPredicate down) {
+        List<Chaos.Sampler.Sample> out = new ArrayList<>();
+        long accepted = 0;
+        for (long t = 0; t <= seconds * S; t += S / 4) {
+            if (!down.test(t)) {
+                accepted += (long) ((t / S) % 2 == 0 ? rate / 4 : rate * low / 4);
+            }
+            out.add(new Chaos.Sampler.Sample(t, accepted, Map.of()));
+        }
+        return out;
+    }
+
+    @Test
+    void aDeploymentThatSwingsFromSecondToSecondIsNotShortWhileItSwingsNoLowerThanBeforeTheFault() {
+        // every other second at half the rate, before and after an outage from 20 s to 24 s
+        var all = jittery(60, 2000, 0.5, t -> t > 20 * S && t <= 24 * S);
+        double before = Chaos.Sampler.baseline(all, 10 * S, 20 * S);
+        double floor = Chaos.Sampler.worstSecond(all, 10 * S, 20 * S);
+        assertThat(floor).as("the worst second before the fault").isBetween(1200.0, 1300.0);
+        assertThat(floor).as("below 90 %% of the rate kept").isLessThan(0.9 * before);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, Math.min(2000, before), floor);
+        assertThat(r.sinceInject()).as("back once the outage is over").isBetween(4.0, 5.5);
+        assertThat(Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, Math.min(2000, before)).seconds())
+                .as("judged second by second against 90 %% alone, the swing is never over").isEqualTo(-1);
+    }
+
+    @Test
+    void aSecondWorseThanAnyBeforeTheFaultStillFallsShort() {
+        // the same swing, then from 40 s to 43 s at 20 % of the rate: below the worst second before the fault
+        var all = jittery(60, 2000, 0.5, t -> false);
+        var slow = new ArrayList<Chaos.Sampler.Sample>();
+        long removed = 0;
+        long last = 0;
+        for (Chaos.Sampler.Sample x : all) {
+            long added = x.accepted() - last;
+            last = x.accepted();
+            if (x.nanos() > 40 * S && x.nanos() <= 43 * S) {
+                removed += added - (long) (2000 * 0.2 / 4);
+            }
+            slow.add(new Chaos.Sampler.Sample(x.nanos(), x.accepted() - removed, Map.of()));
+        }
+        double floor = Chaos.Sampler.worstSecond(slow, 10 * S, 20 * S);
+        Chaos.Recovery r = Chaos.Sampler.recover(slow, 20 * S, 20 * S, 60 * S, Chaos.Sampler.baseline(slow, 10 * S, 20 * S), floor);
+        assertThat(r.sinceInject()).isBetween(22.5, 23.5);
+    }
 }

@@ -27,7 +27,7 @@ class PeersUnitTests {
     @Test
     void cpuSecondsBecomeMicrosecondsPerMessage() {
         assertThat(Peers.perMessage(Map.of("server", 2.0), 50_000)).containsEntry("server", 40.0);
-        assertThat(Peers.perMessage(Map.of("server", 2.0), 0)).as("no message, no figure").containsEntry("server", 0.0);
+        assertThat(Peers.perMessage(Map.of("server", 2.0), 0)).as("no message, no figure").isEmpty();
     }
 
     @Test
@@ -35,6 +35,13 @@ class PeersUnitTests {
         Map<String, Double> cpu = Map.of("server", 40.0, "postgres", 30.0, "redis", 10.0, "generator", 25.0);
         String md = Peers.markdown(List.of(row("waterline", "saturation", 9000, 0, cpu, 0), row("waterline", "fixed", 2000, 12.5, Map.of(), 0)));
         assertThat(md).contains("| 600 | waterline | d | 9000 (9000) | 1.0 / 12.5 | 80.0 | 30.0 / 10.0 | 25.0 | 0 |");
+    }
+
+    @Test
+    void aRunWithoutFiguresIsLeftOutOfTheMediansAndABrokerHasNoDatabaseColumns() {
+        Map<String, Double> broker = Map.of("system", 60.0, "generator", 30.0);
+        String md = Peers.markdown(List.of(row("rabbit", "saturation", 9000, 0, broker, 0), row("rabbit", "saturation", 7000, 0, Map.of(), 0)));
+        assertThat(md).as("the second run's CPU is missing, not 0").contains("| 8000 (9000, 7000) | – / – | 60.0 | – / – | 30.0 |");
     }
 
     @Test
