@@ -89,8 +89,8 @@ class ChaosRecoveryUnitTests {
         assertThat(before).isBetween(390.0, 410.0);
         Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, Math.min(500, before));
         assertThat(r.sinceInject()).isBetween(5.0, 6.0);
-        assertThat(Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, 500).seconds())
-                .as("against the offered rate it never recovers").isEqualTo(-1);
+        assertThat(Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, 600).seconds())
+                .as("against a rate it never kept (400 is two thirds of 600) it never recovers").isEqualTo(-1);
     }
 
     @Test
@@ -116,22 +116,18 @@ class ChaosRecoveryUnitTests {
     }
 
     @Test
-    void aDeploymentThatSwingsFromSecondToSecondIsNotShortWhileItSwingsNoLowerThanBeforeTheFault() {
+    void aDeploymentThatSwingsFromSecondToSecondIsNotShortWhileOneGoodNeighbourEvensTheDipOut() {
         // every other second at half the rate, before and after an outage from 20 s to 24 s
         var all = jittery(60, 2000, 0.5, t -> t > 20 * S && t <= 24 * S);
         double before = Chaos.Sampler.baseline(all, 10 * S, 20 * S);
-        double floor = Chaos.Sampler.worstSecond(all, 10 * S, 20 * S);
-        assertThat(floor).as("the worst second before the fault").isBetween(1200.0, 1300.0);
-        assertThat(floor).as("below 90 %% of the rate kept").isLessThan(0.9 * before);
-        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, Math.min(2000, before), floor);
+        assertThat(before).isBetween(1400.0, 1600.0);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, Math.min(2000, before));
         assertThat(r.sinceInject()).as("back once the outage is over").isBetween(4.0, 5.5);
-        assertThat(Chaos.Sampler.recover(all, 20 * S, 20 * S, 60 * S, Math.min(2000, before)).seconds())
-                .as("judged second by second against 90 %% alone, the swing is never over").isEqualTo(-1);
     }
 
     @Test
-    void aSecondWorseThanAnyBeforeTheFaultStillFallsShort() {
-        // the same swing, then from 40 s to 43 s at 20 % of the rate: below the worst second before the fault
+    void aDipThatLastsSecondsStillFallsShort() {
+        // the same swing, then from 40 s to 43 s at 20 % of the rate
         var all = jittery(60, 2000, 0.5, t -> false);
         var slow = new ArrayList<Chaos.Sampler.Sample>();
         long removed = 0;
@@ -144,8 +140,34 @@ class ChaosRecoveryUnitTests {
             }
             slow.add(new Chaos.Sampler.Sample(x.nanos(), x.accepted() - removed, Map.of()));
         }
-        double floor = Chaos.Sampler.worstSecond(slow, 10 * S, 20 * S);
-        Chaos.Recovery r = Chaos.Sampler.recover(slow, 20 * S, 20 * S, 60 * S, Chaos.Sampler.baseline(slow, 10 * S, 20 * S), floor);
+        Chaos.Recovery r = Chaos.Sampler.recover(slow, 20 * S, 20 * S, 60 * S, Chaos.Sampler.baseline(slow, 10 * S, 20 * S));
         assertThat(r.sinceInject()).isBetween(22.5, 23.5);
+    }
+
+    @Test
+    void aRunMeasuredEarlierIsJudgedAgainFromItsSamplesStepsAndReport(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path run = java.nio.file.Files.createDirectories(dir.resolve("redis-flush-1"));
+        StringBuilder csv = new StringBuilder("seconds,accepted,refused overloaded\n");
+        long accepted = 0;
+        long refused = 0;
+        for (int q = 0; q <= 240; q++) {
+            double t = q / 4.0;
+            if (t <= 20 || t > 26) {
+                accepted += 500;
+            }
+            if (t > 20 && t <= 22) {
+                refused += 3;   // counters, as the harness samples them
+            }
+            csv.append(String.format(java.util.Locale.ROOT, "%.2f,%d,%d%n", t, accepted, refused));
+        }
+        java.nio.file.Files.writeString(run.resolve("samples.csv"), csv);
+        java.nio.file.Files.writeString(run.resolve("steps.csv"), "step,role,began,ended\nFLUSHALL,INJECT,20.000,20.010\n");
+        java.nio.file.Files.writeString(run.resolve("report.json"),
+                "{\"configuration\":{\"rate\":2000.0,\"duration\":\"PT1M\",\"rampUp\":\"PT10S\"}}");
+        Chaos.Recovery r = Chaos.Rejudge.judge(run);
+        assertThat(r.sinceInject()).isBetween(6.0, 7.0);
+        assertThat(r.answers()).contains("refused overloaded");
+        assertThat(Chaos.Rejudge.table(dir)).contains("| redis-flush | 1 |");
     }
 }
