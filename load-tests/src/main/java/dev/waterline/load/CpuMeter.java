@@ -92,11 +92,11 @@ final class CpuMeter {
             }
             byPart.put(part.name(), ticks);
         }
-        return new Sample(System.nanoTime(), byPart);
+        return new Sample(System.nanoTime(), byPart, Set.copyOf(anyRoot));
     }
 
     /** Each part's ticks by process at one moment (a process's own and its reaped children's). */
-    record Sample(long atNanos, Map<String, Map<Long, Long>> ticks) {
+    record Sample(long atNanos, Map<String, Map<Long, Long>> ticks, Set<Long> roots) {
 
         /**
          * CPU seconds each part used from {@code earlier} to this sample: the difference of the
@@ -107,6 +107,14 @@ final class CpuMeter {
          */
         Map<String, Double> secondsSince(Sample earlier) {
             Map<String, Double> out = new LinkedHashMap<>();
+            if (!roots.equals(earlier.roots())) {
+                // a part's process ended (or one began) inside the window: reaped by a process of
+                // another part, its whole life's CPU would land there. No figure rather than a wrong one.
+                for (String part : ticks.keySet()) {
+                    out.put(part, Double.NaN);
+                }
+                return out;
+            }
             for (Map.Entry<String, Map<Long, Long>> e : ticks.entrySet()) {
                 long now = e.getValue().values().stream().mapToLong(Long::longValue).sum();
                 long before = earlier.ticks().getOrDefault(e.getKey(), Map.of()).values().stream().mapToLong(Long::longValue).sum();

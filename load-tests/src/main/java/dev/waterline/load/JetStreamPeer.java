@@ -354,6 +354,14 @@ final class JetStreamPeer implements PeerSystem {
     }
 
     @Override
+    public void abort() {
+        Process p = server;
+        if (p != null) {
+            p.destroyForcibly();
+        }
+    }
+
+    @Override
     public void close() {
         for (MessageConsumer c : consumers) {
             try {

@@ -60,6 +60,10 @@ final class PeerRun {
     private final IdStates states = new IdStates();
     private final LongAdder confirmed = new LongAdder();
     private final LongAdder failed = new LongAdder();
+    /** Messages confirmed or failed: counted once each, by whichever answer came first. */
+    private final LongAdder answered = new LongAdder();
+    /** Set when a publish was held so long past the load's end that the broker was killed: the run measured nothing. */
+    private volatile boolean aborted;
     private final LongAdder misrouted = new LongAdder();
     /** Messages both confirmed and consumed: counted by whichever of the two came second. */
     private final LongAdder confirmedConsumed = new LongAdder();
@@ -109,6 +113,10 @@ final class PeerRun {
             });
             window[1] = meter.sample();
             windowConfirmed[1] = confirmed.sum();
+            if (aborted) {
+                throw new IllegalStateException("a publish was held " + HELD_PUBLISH_LIMIT + " past the load's end (the broker"
+                        + " blocked its publishers); the broker was killed and the run measured nothing");
+            }
             drain(published[0]);
             return reconcile(published[0], offered, window, windowConfirmed);
         }
@@ -126,6 +134,9 @@ final class PeerRun {
         long[] last = {start, 0};
         perSecond.scheduleAtFixedRate(() -> {
             long now = System.nanoTime();
+            if (now > end + TimeUnit.MILLISECONDS.toNanos(500)) {
+                return;   // a publish held past the load's end: the seconds after it are not the load's
+            }
             long c = confirmed.sum();
             confirmedEachSecond.add(Stats.perSecond(c - last[1], now - last[0]));
             last[0] = now;
@@ -136,14 +147,10 @@ final class PeerRun {
         ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                 .name("peer-watchdog").unstarted(r));
         java.util.concurrent.ScheduledFuture<?> abort = watchdog.schedule(() -> {
-            err.println("waterline-load peers: a publish was still held " + HELD_PUBLISH_LIMIT + " after the load's end: closing "
-                    + system.label());
-            try {
-                system.close();
-            }
-            catch (Exception e) {
-                err.println("waterline-load peers: closing a held broker: " + e);
-            }
+            err.println("waterline-load peers: a publish was still held " + HELD_PUBLISH_LIMIT + " after the load's end: killing "
+                    + system.label() + "; the run measured nothing");
+            aborted = true;
+            system.abort();
         }, cfg.duration().plus(HELD_PUBLISH_LIMIT).toNanos(), TimeUnit.NANOSECONDS);
         try {
             offerUntil(start, end, half, atHalf, published, offeredAndRefused);
@@ -152,8 +159,9 @@ final class PeerRun {
             perSecond.shutdownNow();
             abort.cancel(false);
             watchdog.shutdown();
-            // a close the watchdog began finishes before the drain reads the counts
-            watchdog.awaitTermination(2, TimeUnit.MINUTES);
+            if (!watchdog.awaitTermination(1, TimeUnit.MINUTES)) {
+                err.println("waterline-load peers: the watchdog did not end within a minute");
+            }
         }
     }
 
@@ -206,13 +214,12 @@ final class PeerRun {
     private void drain(long published) throws InterruptedException {
         long deadline = System.nanoTime() + cfg.drain().toNanos();
         while (System.nanoTime() < deadline) {
-            long answered = confirmed.sum() + failed.sum();
-            if (answered >= published && confirmedConsumed.sum() >= confirmed.sum()) {
+            if (answered.sum() >= published && confirmedConsumed.sum() >= confirmed.sum()) {
                 return;
             }
             TimeUnit.MILLISECONDS.sleep(100);
         }
-        err.println("waterline-load peers: drain budget spent: " + (published - confirmed.sum() - failed.sum())
+        err.println("waterline-load peers: drain budget spent: " + (published - answered.sum())
                 + " unanswered, " + (confirmed.sum() - confirmedConsumed.sum()) + " confirmed and not yet consumed");
     }
 
@@ -250,6 +257,9 @@ final class PeerRun {
         int before = states.setFlag(id, FAILED);
         if (before >= 0 && (before & FAILED) == 0) {
             failed.increment();
+            if ((before & CONFIRMED) == 0) {
+                answered.increment();
+            }
         }
         failures.putIfAbsent(why.length() > 60 ? why.substring(0, 60) : why, why);
     }
@@ -261,6 +271,9 @@ final class PeerRun {
             int before = states.setFlag(id, CONFIRMED);
             if (before >= 0 && (before & CONFIRMED) == 0) {
                 confirmed.increment();
+                if ((before & FAILED) == 0) {
+                    answered.increment();
+                }
                 if (before >>> 8 > 0) {
                     confirmedConsumed.increment();
                 }

@@ -68,6 +68,13 @@ interface PeerSystem extends AutoCloseable {
     /** The settings the table states beside the row (prefetch, window, connections, channels, …). */
     Map<String, String> settings();
 
+    /**
+     * Kills the private broker's processes at once (its own only), from any thread: a publish
+     * held in a write to a broker that stopped reading then fails on its broken connection. The
+     * run calls it only when a publish is held long past the load's end; {@link #close} follows.
+     */
+    void abort();
+
     /** Stops consuming, closes every connection, and stops the private broker (by its own id only). */
     @Override
     void close() throws Exception;

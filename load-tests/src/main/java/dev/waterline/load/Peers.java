@@ -209,11 +209,11 @@ final class Peers implements Callable<Integer> {
                 "ratio " + report.deliveriesPerExpected() + (refused > 0 ? ", refused " + report.rejectedByCode() : ""));
     }
 
-    /** CPU seconds by part → µs per message; no figure (an empty map) when no message was accepted in the window. */
+    /** CPU seconds by part → µs per message; no figure (an empty map) when no message was accepted in the window or a part has none. */
     static Map<String, Double> perMessage(Map<String, Double> seconds, long messages) {
         Map<String, Double> out = new LinkedHashMap<>();
-        if (messages <= 0) {
-            return out;
+        if (messages <= 0 || seconds.values().stream().anyMatch(v -> v.isNaN())) {
+            return out;   // nothing accepted, or the meter could not tell (CpuMeter.Sample#secondsSince)
         }
         for (Map.Entry<String, Double> e : seconds.entrySet()) {
             out.put(e.getKey(), Math.round(e.getValue() * 1e7 / messages) / 10.0);

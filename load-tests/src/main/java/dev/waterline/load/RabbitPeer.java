@@ -422,6 +422,14 @@ final class RabbitPeer implements PeerSystem {
     }
 
     @Override
+    public void abort() {
+        Node n = node;
+        if (n != null) {
+            pidOf(n).flatMap(ProcessHandle::of).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    @Override
     public void close() throws Exception {
         closing = true;
         for (Connection c : connections) {

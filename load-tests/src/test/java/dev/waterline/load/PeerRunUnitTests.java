@@ -89,6 +89,11 @@ class PeerRunUnitTests {
         }
 
         @Override
+        public void abort() {
+            closed = true;
+        }
+
+        @Override
         public void close() {
             closed = true;
         }

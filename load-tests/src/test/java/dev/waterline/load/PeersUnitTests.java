@@ -28,6 +28,7 @@ class PeersUnitTests {
     void cpuSecondsBecomeMicrosecondsPerMessage() {
         assertThat(Peers.perMessage(Map.of("server", 2.0), 50_000)).containsEntry("server", 40.0);
         assertThat(Peers.perMessage(Map.of("server", 2.0), 0)).as("no message, no figure").isEmpty();
+        assertThat(Peers.perMessage(Map.of("server", 2.0, "postgres", Double.NaN), 100)).as("a part the meter could not tell").isEmpty();
     }
 
     @Test
@@ -66,5 +67,24 @@ class PeersUnitTests {
         CpuMeter.Sample after = meter.sample();
         assertThat(x).isPositive();
         assertThat(after.secondsSince(before).get("me")).as("0.3 s of this thread's CPU (ticks of 10 ms)").isGreaterThanOrEqualTo(0.28);
+    }
+
+    @Test
+    void aPartWhoseProcessEndedInsideTheWindowHasNoFigure() throws Exception {
+        assumeThat(Path.of("/proc/self/stat")).as("Linux /proc").exists();
+        Process child = new ProcessBuilder("sleep", "30").start();
+        try {
+            CpuMeter meter = new CpuMeter(List.of(CpuMeter.pid("child", child.pid()),
+                    CpuMeter.pid("me", ProcessHandle.current().pid())));
+            CpuMeter.Sample before = meter.sample();
+            child.destroyForcibly().waitFor();
+            CpuMeter.Sample after = meter.sample();
+            // reaped by this JVM, the child's time would have landed in "me"
+            assertThat(after.secondsSince(before).get("me")).isNaN();
+            assertThat(after.secondsSince(before).get("child")).isNaN();
+        }
+        finally {
+            child.destroyForcibly();
+        }
     }
 }
