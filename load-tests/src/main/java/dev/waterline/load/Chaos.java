@@ -416,6 +416,8 @@ final class Chaos implements Callable<Integer> {
 
     /** A recovery time of a scenario whose fault lasts the whole load (misbehaving clients): nothing to recover from. */
     static final double THROUGHOUT = -2;
+    /** A recovery time of a run whose fault ended only after the load (a node whose restart under the load took longer than it). */
+    static final double OUTLASTED = -3;
 
     /** Seconds from the end of the fault to recovery, and from its start (-1: not recovered; {@link #THROUGHOUT}); what was answered meanwhile. */
     record Recovery(double seconds, double sinceInject, String answers) {
@@ -542,6 +544,12 @@ final class Chaos implements Callable<Integer> {
          * the service has recovered at the end of the last second that fell short (see the class note).
          */
         static Recovery recover(List<Sample> all, long injectAt, long endAt, long loadEnd, double rate) {
+            if (endAt >= loadEnd) {
+                // nothing to recover from within the load: the fault was still on when it ended
+                Sample from = at(all, injectAt);
+                Sample to = at(all, loadEnd);
+                return new Recovery(OUTLASTED, OUTLASTED, from == null || to == null ? "no samples" : answers(from, to));
+            }
             long limit = Math.min(loadEnd, endAt + TimeUnit.SECONDS.toNanos(30));
             // from a second before the injection, so that the first second after it has a neighbour on each side
             List<Second> whole = seconds(all, injectAt - TimeUnit.SECONDS.toNanos(1), limit);
@@ -641,7 +649,8 @@ final class Chaos implements Callable<Integer> {
     }
 
     private static String recovery(double after, double since) {
-        return after == THROUGHOUT ? "n/a (the whole load)" : after < 0 ? "not recovered" : after + " s (" + since + " s)";
+        return after == THROUGHOUT ? "n/a (the whole load)" : after == OUTLASTED ? "n/a (the fault outlasted the load)"
+                : after < 0 ? "not recovered" : after + " s (" + since + " s)";
     }
 
     private static String streams(StreamTraffic.Result s) {
@@ -661,10 +670,12 @@ final class Chaos implements Callable<Integer> {
                     .toList().get(rs.size() / 2);
             long lost = rs.stream().mapToLong(Row::allLost).max().orElse(0);
             long notRecovered = rs.stream().filter(r -> r.recoverSeconds() == -1).count();
+            long outlasted = rs.stream().filter(r -> r.recoverSeconds() == OUTLASTED).count();
             double rec = median(rs.stream().map(Row::recoverSeconds).toList());
             double since = median(rs.stream().map(Row::sinceInjectSeconds).toList());
             String recovered = mid.report() == null ? "skipped"
-                    : notRecovered > 0 ? "not recovered in " + notRecovered + " of " + rs.size() : recovery(rec, since);
+                    : notRecovered > 0 ? "not recovered in " + notRecovered + " of " + rs.size()
+                    : outlasted > 0 ? "n/a: the fault outlasted the load in " + outlasted + " of " + rs.size() : recovery(rec, since);
             b.append("| ").append(e.getKey()).append(" | ").append(rs.getFirst().fault()).append(" | ").append(rs.size())
                     .append(" | ").append((long) median(rs.stream().map(r -> (double) r.accepted()).toList()))
                     .append(" | ").append(lost)
@@ -679,7 +690,6 @@ final class Chaos implements Callable<Integer> {
         return b.toString();
     }
 
-    /** The median; of an even number of values, the mean of the middle two. */
     /**
      * The recovery of runs measured earlier, judged again by the rule of the class note from what
      * each run kept: its samples (seconds into the load, accepted, counts by name), its steps'
@@ -701,14 +711,17 @@ final class Chaos implements Callable<Integer> {
             for (Path d : dirs) {
                 Recovery r = judge(d);
                 String name = d.getFileName().toString();
-                byScenario.computeIfAbsent(name.substring(0, name.lastIndexOf('-')), k -> new ArrayList<>()).add(r);
+                String scenario = name.lastIndexOf('-') > 0 ? name.substring(0, name.lastIndexOf('-')) : name;
+                byScenario.computeIfAbsent(scenario, k -> new ArrayList<>()).add(r);
                 runs.append("| ").append(name).append(" | ").append(recovery(r.seconds(), r.sinceInject())).append(" | ")
                         .append(r.answers()).append(" |\n");
             }
             StringBuilder b = new StringBuilder("| scenario | runs | recovered after the fault (after its start), median |\n|---|---|---|\n");
             byScenario.forEach((name, rs) -> {
                 List<Recovery> ok = rs.stream().filter(r -> r.seconds() >= 0).toList();
-                String median = ok.size() < rs.size() ? "not recovered in " + (rs.size() - ok.size()) + " of " + rs.size()
+                long notRecovered = rs.stream().filter(r -> r.seconds() == -1).count();
+                String median = notRecovered > 0 ? "not recovered in " + notRecovered + " of " + rs.size()
+                        : ok.size() < rs.size() ? recovery(rs.getFirst().seconds(), rs.getFirst().sinceInject())
                         : recovery(median(ok.stream().map(Recovery::seconds).toList()), median(ok.stream().map(Recovery::sinceInject).toList()));
                 b.append("| ").append(name).append(" | ").append(rs.size()).append(" | ").append(median).append(" |\n");
             });
@@ -740,7 +753,8 @@ final class Chaos implements Callable<Integer> {
                 }
             }
             if (injectAt == Long.MAX_VALUE) {
-                return new Recovery(-1, -1, "no injection in steps.csv");
+                // a scenario without timed steps: its clients misbehave for the whole load
+                return new Recovery(THROUGHOUT, THROUGHOUT, "see the run's report");
             }
             tools.jackson.databind.JsonNode conf = LoadRun.JSON.readTree(run.resolve("report.json").toFile()).path("configuration");
             double rate = conf.path("rate").asDouble();
@@ -751,6 +765,7 @@ final class Chaos implements Callable<Integer> {
         }
     }
 
+    /** The median; of an even number of values, the mean of the middle two. */
     static double median(List<Double> xs) {
         List<Double> s = xs.stream().sorted().toList();
         if (s.isEmpty()) {

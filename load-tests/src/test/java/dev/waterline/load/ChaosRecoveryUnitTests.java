@@ -170,4 +170,13 @@ class ChaosRecoveryUnitTests {
         assertThat(r.answers()).contains("refused overloaded");
         assertThat(Chaos.Rejudge.table(dir)).contains("| redis-flush | 1 |");
     }
+
+    @Test
+    void aFaultThatOutlastsTheLoadHasNothingToRecoverFrom() {
+        // a node killed at 20 s whose restart, under the load, was ready only at 70 s
+        var all = samples(60, 500, t -> t >= 20 * S, t -> false);
+        Chaos.Recovery r = Chaos.Sampler.recover(all, 20 * S, 70 * S, 60 * S, 500);
+        assertThat(r.seconds()).isEqualTo(Chaos.OUTLASTED);
+        assertThat(r.sinceInject()).isEqualTo(Chaos.OUTLASTED);
+    }
 }
