@@ -419,7 +419,7 @@ final class Chaos implements Callable<Integer> {
     /** A recovery time of a run whose fault ended only after the load (a node whose restart under the load took longer than it). */
     static final double OUTLASTED = -3;
 
-    /** Seconds from the end of the fault to recovery, and from its start (-1: not recovered; {@link #THROUGHOUT}); what was answered meanwhile. */
+    /** Seconds from the end of the fault to recovery, and from its start (-1: not recovered; {@link #THROUGHOUT}; {@link #OUTLASTED}); what was answered around the fault. */
     record Recovery(double seconds, double sinceInject, String answers) {
     }
 
