@@ -143,7 +143,8 @@ final class PeerRun {
             last[1] = c;
         }, 1, 1, TimeUnit.SECONDS);
         // a publish held past the load's end by a broker that blocks its publishers ends the run:
-        // the broker is closed under it, and what was held is reported failed
+        // the broker's processes are killed under it (a close would wait on the same blocked
+        // socket), and the run is reported as having measured nothing
         ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                 .name("peer-watchdog").unstarted(r));
         java.util.concurrent.ScheduledFuture<?> abort = watchdog.schedule(() -> {
