@@ -29,7 +29,7 @@ import org.springframework.stereotype.Component;
  * not commit). The hooks are found by the database, not a cache: the batch holds its chats' rows
  * locked, and creating or deleting a hook takes the chat row's lock too, so a hook sees exactly
  * the messages committed after its creation, on every node. The payload is built there too, from
- * the history row just written.
+ * the values the history row was written with in the same transaction.
  *
  * <p>A delivery of a hook whose breaker is not closed is born {@code held}: the claim never scans
  * it. After commit the workers whose slices got rows are woken.
@@ -39,21 +39,25 @@ import org.springframework.stereotype.Component;
 class HookParticipant implements CommitParticipant {
 
     /**
-     * 1: sent_at text of the batch, 2: text[] chat ids, 3: bigint[] seqs (pairwise: the batch's new
-     * messages). The history rows were inserted earlier in this transaction, so they are visible here.
-     * The planner goes from the batch's few chats to their hooks (hooks_by_chat), and reads history
-     * only for messages that have a hook.
+     * 1: sent_at text of the batch, 2..9: pairwise arrays of the batch's new messages (chat id,
+     * seq, message id, correlation id, sender, kind, body, stream id). The payload is built from
+     * what the batch's history rows were written with, passed again, not read back from
+     * message_history: the only table read is hooks (hooks_by_chat), so the statement costs the
+     * same however long the history is. (It joined message_history before; a prepared plan cached
+     * while history was nearly empty, as on a fresh database until autovacuum's first analyze,
+     * scanned the whole table in every group commit: 28 scans a second of a 60,000-row table at
+     * 2,000 msg/s, most of PostgreSQL's CPU and the group commit's latency; docs/BENCHMARKS.md.)
      */
     private static final String INSERT_MESSAGE_DELIVERIES = """
             INSERT INTO hook_deliveries (hook_id, event, message_id, idempotency_key, payload, status)
-            SELECT h.hook_id, 'message', mh.message_id, h.hook_id || ':' || mh.message_id,
-                   json_build_object('hookId', h.hook_id, 'event', 'message', 'messageId', mh.message_id,
-                       'correlationId', mh.correlation_id, 'chatId', mh.chat_id, 'seq', mh.seq, 'senderId', mh.sender_id,
-                       'kind', mh.kind, 'body', mh.body, 'sentAt', ?::text, 'streamId', mh.stream_id)::text,
+            SELECT h.hook_id, 'message', m.message_id, h.hook_id || ':' || m.message_id,
+                   json_build_object('hookId', h.hook_id, 'event', 'message', 'messageId', m.message_id,
+                       'correlationId', m.correlation_id, 'chatId', m.chat_id, 'seq', m.seq, 'senderId', m.sender_id,
+                       'kind', m.kind, 'body', m.body, 'sentAt', ?::text, 'streamId', m.stream_id)::text,
                    CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
-            FROM unnest(?::text[], ?::bigint[]) AS m(chat_id, seq)
+            FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+                 AS m(chat_id, seq, message_id, correlation_id, sender_id, kind, body, stream_id)
             JOIN hooks h ON h.chat_id = m.chat_id AND 'message' = ANY (h.events)
-            JOIN message_history mh ON mh.chat_id = m.chat_id AND mh.seq = m.seq
             ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
             RETURNING id
             """;
@@ -91,15 +95,24 @@ class HookParticipant implements CommitParticipant {
     @Override
     public Contribution contribute(Batch batch) {
         int n = batch.messages().size();
-        String[] chats = new String[n];
+        String[] chats = new String[n], messages = new String[n], correlations = new String[n], senders = new String[n],
+                kinds = new String[n], bodies = new String[n], streams = new String[n];
         long[] seqs = new long[n];
         for (int i = 0; i < n; i++) {
-            chats[i] = batch.messages().get(i).chatId();
-            seqs[i] = batch.messages().get(i).seq();
+            NewMessage m = batch.messages().get(i);
+            chats[i] = m.chatId();
+            seqs[i] = m.seq();
+            messages[i] = m.messageId();
+            correlations[i] = m.correlationId();
+            senders[i] = m.senderId();
+            kinds[i] = m.kind();
+            bodies[i] = m.body();
+            streams[i] = m.streamId();
         }
         List<Long> ids = new ArrayList<>();
         List<Statement> statements = new ArrayList<>(2);
-        statements.add(Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> ids.add(rs.getLong(1)), batch.sentAt().toString(), chats, seqs));
+        statements.add(Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> ids.add(rs.getLong(1)), batch.sentAt().toString(), chats, seqs,
+                messages, correlations, senders, kinds, bodies, streams));
         Statement offline = offline(batch, ids);
         if (offline != null) {
             statements.add(offline);
