@@ -155,6 +155,16 @@ public final class LoadCli implements Callable<Integer> {
             + " unconfirmed publishes (0: no window; the server's own credits still apply). Default: ${DEFAULT-VALUE}")
     int window;
 
+    @Option(names = "--overload-backoff", defaultValue = "PT0S", description = "A client answered overloaded makes no send for"
+            + " this long (doubling while it is refused again, to at most 20 times it, each wait ±25 %; back to this once a later send is accepted): a"
+            + " production client's retry-later. Its sends meanwhile are counted as held back. PT0S: none. Default: ${DEFAULT-VALUE}")
+    Duration overloadBackoff;
+
+    @Option(names = "--metrics-every", defaultValue = "PT1S", description = "How often the server's /actuator/prometheus is read"
+            + " during the load (outbox depth, heap, counters; each read costs the server CPU, tens of ms at saturation)."
+            + " Default: ${DEFAULT-VALUE}")
+    Duration metricsEvery;
+
     /** The command line, with the walkthrough as a subcommand; {@link Main} runs it. */
     static CommandLine commandLine() {
         return new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true);
@@ -182,7 +192,7 @@ public final class LoadCli implements Callable<Integer> {
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
                 reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
                 stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt,
-                hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain, window);
+                hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain, window, overloadBackoff, metricsEvery);
     }
 
     /** The configuration these command-line arguments give, as {@code waterline-load} would run it (for the suites that run loads). */

@@ -44,7 +44,9 @@ record LoadConfig(
         Duration hookOutageAt,
         Duration hookOutageFor,
         Duration hookDrain,
-        int window) {
+        int window,
+        Duration overloadBackoff,
+        Duration metricsEvery) {
 
     enum Pattern { pairwise, groups, mixed }
 }

@@ -746,6 +746,8 @@ final class LoadRun {
         long start = System.nanoTime();
         long lastOffered = 0, lastAccepted = 0, lastDeliveries = 0;
         long lastNanos = start;
+        long lastScrape = start - cfg.metricsEvery().toNanos();
+        ServerMetrics.Sample s = ServerMetrics.Sample.NONE;
         while (active) {
             try {
                 TimeUnit.SECONDS.sleep(1);
@@ -761,8 +763,17 @@ final class LoadRun {
                 stats.acceptedEachSecond.add(Stats.perSecond(acc - lastAccepted, now - lastNanos));
             }
             lastNanos = now;
-            ServerMetrics.Sample s = serverMetrics.sample();
-            noteServerSample(s);
+            // the server's metrics every --metrics-every (a read costs it CPU); between reads the
+            // progress line shows the last one, and the started servers' RSS (read from /proc,
+            // free for the server) is still taken every second
+            if (now - lastScrape >= cfg.metricsEvery().toNanos() - TimeUnit.MILLISECONDS.toNanos(100)) {
+                lastScrape = now;
+                s = serverMetrics.sample();
+                noteServerSample(s);
+            }
+            else if (server != null) {
+                Stats.max(stats.rssMax, servers.stream().mapToLong(ServerProcess::rssBytes).filter(r -> r > 0).sum());
+            }
             if (hooks != null) {
                 hooks.sample(http, baseUrl);
             }

@@ -72,8 +72,15 @@ final class Peers implements Callable<Integer> {
             description = "Unconfirmed messages per sender (a broker's publishing channel, a Waterline client). Default: ${DEFAULT-VALUE}")
     int window;
 
-    @Option(names = "--prefetch", defaultValue = "100", description = "Unacked deliveries per consumer (RabbitMQ prefetch, JetStream max ack pending). Default: ${DEFAULT-VALUE}")
+    @Option(names = "--prefetch", defaultValue = "100", description = "Unacked deliveries per consumer (RabbitMQ prefetch, JetStream max ack"
+            + " pending); Waterline's reapers.max-pending (past it a client is withdrawn) is raised to it. Default: ${DEFAULT-VALUE}")
     int prefetch;
+
+    @Option(names = "--overload-backoff", defaultValue = "PT0.05S",
+            description = "A Waterline client answered overloaded holds its sends this long, doubling while refused (a broker"
+                    + " holds a saturated publisher by withholding confirms; a refused send frees its window slot at once, so"
+                    + " without a back-off a saturated server spends its CPU refusing). Default: ${DEFAULT-VALUE}")
+    Duration overloadBackoff;
 
     @Option(names = "--connections", defaultValue = "4", description = "Broker connections the channels are multiplexed over. Default: ${DEFAULT-VALUE}")
     int connections;
@@ -88,6 +95,14 @@ final class Peers implements Callable<Integer> {
 
     @Option(names = "--server-jvm-opts", defaultValue = "-Xmx512m -XX:+UseG1GC", description = "Default: ${DEFAULT-VALUE}")
     String serverJvmOpts;
+
+    @Option(names = "--server-arg", description = "Passed to every Waterline server (repeatable), e.g. --server-arg=--spring.threads.virtual.enabled=false")
+    List<String> serverArgs = new ArrayList<>();
+
+    @Option(names = "--metrics-every", defaultValue = "PT10S",
+            description = "How often a Waterline run reads the server's metrics during the load (a read costs the server tens of ms"
+                    + " at saturation; Prometheus scrapes every 15 s to 1 min). Default: ${DEFAULT-VALUE}")
+    Duration metricsEvery;
 
     @Option(names = "--out", description = "Folder for every run's report and the table. Default: target/load-results/peers-<time>")
     Path out;
@@ -166,13 +181,10 @@ final class Peers implements Callable<Integer> {
         List<String> args = new ArrayList<>(List.of("--start-server", "--server-jar", serverJar.toString(),
                 "--server-jvm-opts", serverJvmOpts, "--clients", Integer.toString(clients), "--rate", Double.toString(rate),
                 "--duration", duration.toString(), "--ramp-up", rampUp.toString(), "--payload", Integer.toString(payload),
-                "--window", Integer.toString(window), "--quiet", "--out", dir.toString(), "--label", system + " " + clients + " " + kind,
-                // every client of a pattern offers rate/clients msg/s: far above the per-connection default at saturation
-                "--server-arg=--waterline.gateway.max-sends-per-second=1000000"));
-        if (async) {
-            args.add("--server-arg=--spring.datasource.hikari.connection-init-sql=SELECT set_config('synchronous_commit', 'off', false)"
-                    + " UNION ALL SELECT set_config('jit', 'off', false)");
-        }
+                "--window", Integer.toString(window), "--overload-backoff", overloadBackoff.toString(),
+                "--metrics-every", metricsEvery.toString(), "--quiet", "--out", dir.toString(), "--label", system + " " + clients + " " + kind));
+        List<String> serverSettings = serverArgsFor(clients, async);
+        serverSettings.forEach(a -> args.add("--server-arg=" + a));
         LoadConfig cfg = LoadCli.configOf(args);
         CpuMeter.Sample[] cpuWindow = new CpuMeter.Sample[2];
         long[] accepted = new long[2];
@@ -205,8 +217,54 @@ final class Peers implements Callable<Integer> {
         return new Row(round, system, label, durability, clients, kind, rate, report.accepted(), refused,
                 report.acceptedSteadyPerSecond(), report.deliverLatencySteadyMs().getOrDefault("p50", 0.0),
                 report.deliverLatencySteadyMs().getOrDefault("p99", 0.0), cpu, report.lost(), report.duplicatesSeen(),
-                "window " + window + " per client, server " + cfg.serverJvmOpts(),
+                "window " + window + " per client, back-off " + overloadBackoff + " on overloaded, server " + cfg.serverJvmOpts()
+                        + " " + String.join(" ", serverSettings),
                 "ratio " + report.deliveriesPerExpected() + (refused > 0 ? ", refused " + report.rejectedByCode() : ""));
+    }
+
+    /**
+     * The Waterline server's arguments for a pattern: --server-arg's, then each of the settings
+     * below that they do not give themselves.
+     * <ul>
+     *   <li>send rate per connection unbounded: every client offers rate/clients msg/s, far above
+     *       the per-connection default at saturation;</li>
+     *   <li>{@code reapers.max-pending} raised to the brokers' prefetch, so that a receiver a
+     *       saturated generator is slow to ack for is not withdrawn (4008) and made to resync. Not
+     *       the same mechanism: a broker stops delivering past its prefetch, Waterline withdraws
+     *       the client (the default 20 withdrew 291 clients in a 30 s saturation run at 100
+     *       clients, each then resyncing and sending its window again);</li>
+     *   <li>an inbound queue with room for every client's whole window ({@link #queueFor}), as a
+     *       broker holds every unconfirmed publish: a saturated sender is held back by its window,
+     *       not refused (the default 8,000 refuses most of 600 clients' 38,400 and spends its CPU
+     *       on it; docs/BENCHMARKS.md);</li>
+     *   <li>for waterline-async, {@code synchronous_commit=off} on the server's sessions.</li>
+     * </ul>
+     */
+    List<String> serverArgsFor(int clients, boolean async) {
+        List<String> out = new ArrayList<>(serverArgs);
+        Map<String, String> defaults = new LinkedHashMap<>();
+        defaults.put("waterline.gateway.max-sends-per-second", "1000000");
+        defaults.put("waterline.reapers.max-pending", Integer.toString(prefetch));
+        defaults.put("waterline.inbound.queue-size", Integer.toString(queueFor(clients)));
+        if (async) {
+            defaults.put("spring.datasource.hikari.connection-init-sql",
+                    "SELECT set_config('synchronous_commit', 'off', false) UNION ALL SELECT set_config('jit', 'off', false)");
+        }
+        defaults.forEach((k, v) -> {
+            if (serverArgs.stream().noneMatch(a -> a.startsWith("--" + k + "="))) {
+                out.add("--" + k + "=" + v);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Waterline's inbound queue for a pattern (assuming the default two writers): every client's whole window in each writer's share
+     * (the share a chat's sends go to is picked by the chat's id, so one share may get more than its
+     * half), never below the default 8,000.
+     */
+    int queueFor(int clients) {
+        return Math.max(8000, clients * window * 2);
     }
 
     /** CPU seconds by part → µs per message; no figure (an empty map) when no message was accepted in the window or a part has none. */

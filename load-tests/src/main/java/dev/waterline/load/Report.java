@@ -80,6 +80,10 @@ record Report(
         conf.put("stopReadingFraction", c.stopReadingFraction());
         conf.put("reconnectFraction", c.reconnectFraction());
         conf.put("transport", c.transport().name());
+        conf.put("window", c.window());
+        conf.put("overloadBackoff", c.overloadBackoff().toString());
+        // the outbox and heap maxima come from the reads of the server's metrics, this often
+        conf.put("metricsEvery", c.metricsEvery().toString());
         double seconds = c.duration().toMillis() / 1000.0;
         long live = s.deliveries.sum();
         return new Report(c.label(), conf, started.toString(), Duration.between(started, finished).toMillis() / 1000.0,
@@ -162,7 +166,7 @@ record Report(
         b.append("| measure | value |\n| --- | --- |\n");
         row(b, "verdict", clean() ? "**0 lost**" : "**" + lost + " LOST**");
         row(b, "offered sends", offered + " (" + skippedOffline + " skipped: client offline"
-                + (heldByWindow > 0 ? ", " + heldByWindow + " held back by the window" : "") + ")");
+                + (heldByWindow > 0 ? ", " + heldByWindow + " held back by the window or an overloaded back-off" : "") + ")");
         row(b, "accepted", accepted + " (" + acceptedPerSecond + " msg/s over the run)");
         row(b, "accepted msg/s, steady (median second of the load's second half)", Long.toString(acceptedSteadyPerSecond));
         row(b, "rejected by code", rejectedByCode.toString());

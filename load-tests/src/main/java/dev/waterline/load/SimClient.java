@@ -95,6 +95,10 @@ final class SimClient {
     private volatile long lastWriteNanos = System.nanoTime();
     private long nextDropNanos = Long.MAX_VALUE;
     private Thread writer;
+    /** Until when this client makes no send after an {@code overloaded} (--overload-backoff); 0: none. */
+    private volatile long backoffUntil;
+    /** The next back-off's length: doubles while refusals continue, reset by an accepted. */
+    private volatile long backoffNanos;
 
     SimClient(LoadRun run, String userId, String token, Behaviour behaviour, int home) {
         this.home = home;
@@ -130,7 +134,7 @@ final class SimClient {
             return false;
         }
         int window = run.cfg.window();
-        if (window > 0 && unanswered.size() >= window) {
+        if (window > 0 && unanswered.size() >= window || backoffUntil != 0 && System.nanoTime() - backoffUntil < 0) {
             run.stats.heldByWindow.increment();
             return true;
         }
@@ -163,6 +167,25 @@ final class SimClient {
         offeredAt.put(frame, now);
         enqueueSend(frame);
         return true;
+    }
+
+    /**
+     * After an {@code overloaded}, as a production client told to retry later: no send for the
+     * back-off, which doubles while refusals continue (to 20 times the first; each wait is that
+     * ±25 %, so that refused clients do not all come back in the same instant) and starts again
+     * from the first once a send made after the back-off is accepted (answers to sends made before
+     * it say nothing about the server now). Off when --overload-backoff is zero. A refusal that
+     * arrives while a back-off runs does not lengthen it.
+     */
+    private void backOff() {
+        long first = run.cfg.overloadBackoff().toNanos();
+        long now = System.nanoTime();
+        if (first <= 0 || backoffUntil != 0 && now - backoffUntil < 0) {
+            return;
+        }
+        long next = backoffNanos == 0 ? first : Math.min(backoffNanos * 2, first * 20);
+        backoffNanos = next;
+        backoffUntil = now + (long) (next * (0.75 + 0.5 * java.util.concurrent.ThreadLocalRandom.current().nextDouble()));
     }
 
     /** Hands a send to the writer; counted until the writer has tried to write it. */
@@ -399,30 +422,43 @@ final class SimClient {
     }
 
     private void received(JsonNode m) {
-        String messageId = m.get("messageId").asString();
-        receivedCounts.merge(messageId, 1, Integer::sum);
-        held.add(messageId);
-        cursors.get(m.get("chatId").asString()).add(m.get("seq").asLong(), messageId);
+        received(m.get("messageId").asString(), m.get("chatId").asString(), m.get("seq").asLong());
     }
 
-    private void onFrame(JsonNode f, CompletableFuture<Void> welcomed) {
-        switch (f.path("type").asString()) {
+    private void received(String messageId, String chatId, long seq) {
+        receivedCounts.merge(messageId, 1, Integer::sum);
+        held.add(messageId);
+        cursors.get(chatId).add(seq, messageId);
+    }
+
+    private void onFrame(WireFrame f, CompletableFuture<Void> welcomed) {
+        switch (String.valueOf(f.type())) {
             case "welcome" -> welcomed.complete(null);
             case "accepted" -> {
-                String corr = f.get("correlationId").asString();
-                Pending p = unanswered.remove(corr);
+                if (f.correlationId() == null) {
+                    run.stats.error("accepted without correlationId");
+                    return;
+                }
+                Pending p = unanswered.remove(f.correlationId());
+                long until = backoffUntil;
+                if (p != null && until != 0 && p.firstSentNanos() - until >= 0) {
+                    backoffNanos = 0;   // a send made after the back-off was taken: the server has room again
+                }
                 if (p != null) {
                     Stats.record(run.stats.acceptLatency, p.firstSentNanos());
-                    run.accepted(f.get("messageId").asString(), f.get("chatId").asString(), userId);
+                    run.accepted(f.messageId(), f.chatId(), userId);
                 }
                 // its own messages are never delivered to it: note them so the resync cursor passes them
-                cursors.get(f.get("chatId").asString()).add(f.get("seq").asLong(), f.get("messageId").asString());
+                cursors.get(f.chatId()).add(f.seq(), f.messageId());
             }
             case "error" -> {
-                String corr = f.path("correlationId").asString(null);
-                String code = f.path("code").asString();
+                String corr = f.correlationId();
+                String code = String.valueOf(f.code());
                 if (corr != null && unanswered.remove(corr) != null) {
                     run.stats.rejected(code);
+                    if (code.equals("overloaded")) {
+                        backOff();
+                    }
                 }
                 else {
                     run.stats.error(code);
@@ -430,16 +466,20 @@ final class SimClient {
             }
             case "message" -> {
                 run.stats.deliveries.increment();
-                String messageId = f.get("messageId").asString();
+                String messageId = f.messageId();
                 liveCounts.merge(messageId, 1, Integer::sum);
                 if (!held.contains(messageId)) {
-                    Long sentAt = run.sentAt.get(f.get("correlationId").asString());
+                    Long sentAt = f.correlationId() == null ? null : run.sentAt.get(f.correlationId());
                     if (sentAt != null) {
                         run.stats.delivered(sentAt, run.secondHalfFromNanos());
                     }
                 }
-                received(f);
-                long deliveryId = f.get("deliveryId").asLong();
+                received(messageId, f.chatId(), f.seq());
+                long deliveryId = f.deliveryId();
+                if (deliveryId < 0) {
+                    run.stats.error("message without deliveryId");
+                    return;
+                }
                 switch (behaviour) {
                     case NEVER_ACK -> { }
                     case SLOW_ACK -> run.later(run.slowAckDelay(), () -> ack(deliveryId));
@@ -518,7 +558,7 @@ final class SimClient {
                 onTransportThread.set(true);
             }
             try {
-                onFrame(LoadRun.JSON.readTree(frame), welcomed);
+                onFrame(WireFrame.parse(frame), welcomed);
             }
             finally {
                 if (inLoop) {

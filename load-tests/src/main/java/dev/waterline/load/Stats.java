@@ -16,7 +16,7 @@ final class Stats {
 
     final LongAdder offered = new LongAdder();
     final LongAdder skippedOffline = new LongAdder();
-    /** Offered sends not made because the client's window of unanswered sends was full (--window). */
+    /** Offered sends not made because the client's window of unanswered sends was full (--window) or it was backing off after an overloaded (--overload-backoff). */
     final LongAdder heldByWindow = new LongAdder();
     final LongAdder sent = new LongAdder();
     final LongAdder resent = new LongAdder();

@@ -16,6 +16,21 @@ class PeersUnitTests {
     }
 
     @Test
+    void aWaterlineServerGetsTheLikeForLikeSettingsUnlessTheCommandLineGivesItsOwn() {
+        Peers peers = new Peers();
+        picocli.CommandLine cli = new picocli.CommandLine(peers);
+        cli.parseArgs("--window", "64", "--prefetch", "100", "--server-arg=--waterline.reapers.max-pending=20",
+                "--server-arg=--spring.threads.virtual.enabled=false");
+        java.util.List<String> args = peers.serverArgsFor(600, false);
+        assertThat(args).contains("--waterline.reapers.max-pending=20", "--spring.threads.virtual.enabled=false",
+                "--waterline.inbound.queue-size=76800", "--waterline.gateway.max-sends-per-second=1000000");
+        assertThat(args).filteredOn(a -> a.startsWith("--waterline.reapers.max-pending=")).hasSize(1);
+        assertThat(args).noneMatch(a -> a.contains("synchronous_commit"));
+        assertThat(peers.serverArgsFor(10, true)).contains("--waterline.inbound.queue-size=8000", "--waterline.reapers.max-pending=20")
+                .anyMatch(a -> a.contains("synchronous_commit', 'off'"));
+    }
+
+    @Test
     void theMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
         List<Peers.Row> rows = List.of(row("a", "saturation", 10, 0, Map.of(), 0), row("a", "saturation", 40, 0, Map.of(), 0),
                 row("a", "saturation", 20, 0, Map.of(), 0), row("a", "saturation", 30, 0, Map.of(), 0));
