@@ -46,7 +46,8 @@ class HookParticipant implements CommitParticipant {
      * same however long the history is. (It joined message_history before; a prepared plan cached
      * while history was nearly empty, as on a fresh database until autovacuum's first analyze,
      * scanned the whole table in every group commit: 28 scans a second of a 60,000-row table at
-     * 2,000 msg/s, most of PostgreSQL's CPU and the group commit's latency; docs/BENCHMARKS.md.)
+     * 2,000 msg/s, and most of the group commit's latency; docs/BENCHMARKS.md, "A whole-history scan in
+     * every group commit".)
      */
     private static final String INSERT_MESSAGE_DELIVERIES = """
             INSERT INTO hook_deliveries (hook_id, event, message_id, idempotency_key, payload, status)

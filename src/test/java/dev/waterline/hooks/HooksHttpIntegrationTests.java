@@ -101,6 +101,28 @@ class HooksHttpIntegrationTests {
     }
 
     @Test
+    void aStreamsOpeningMessageIsPostedAsKindStreamWithItsStreamIdTitleAndSender() {
+        Api.Pair p = api.pair("hk-stream");
+        String hookId = httpHook(p, null);
+        Api.Response opened = api.post("/api/chats/" + p.chat() + "/streams", p.alice(), Map.of("title", "the reply"));
+        assertThat(opened.status()).as(opened.text()).isEqualTo(201);
+        String streamId = opened.body().get("streamId").asString();
+        String messageId = opened.body().get("messageId").asString();
+
+        await().atMost(WAIT).until(() -> !receiver.requestsFor(hookId + ":" + messageId).isEmpty());
+        JsonNode body = receiver.requestsFor(hookId + ":" + messageId).getFirst().json();
+        assertThat(body.get("event").asString()).isEqualTo("message");
+        assertThat(body.get("kind").asString()).isEqualTo("stream");
+        assertThat(body.get("streamId").asString()).isEqualTo(streamId);
+        assertThat(body.get("messageId").asString()).isEqualTo(messageId);
+        assertThat(body.get("seq").asLong()).isEqualTo(opened.body().get("seq").asLong());
+        assertThat(body.get("chatId").asString()).isEqualTo(p.chat());
+        assertThat(body.get("senderId").asString()).isEqualTo("hk-stream-alice");
+        assertThat(body.get("body").asString()).isEqualTo("the reply");
+        assertThat(body.get("correlationId").asString()).isNotBlank();
+    }
+
+    @Test
     void everyMessageAcceptedAfterTheHookIsCreatedIsPostedWithItsPayloadKeyAttemptAndAVerifiableSignature() throws Exception {
         Api.Pair p = api.pair("hk-payload");
         try (WsClient alice = WsClient.connectWelcomed(port, p.alice())) {
@@ -131,6 +153,7 @@ class HooksHttpIntegrationTests {
                 assertThat(body.get("kind").asString()).isEqualTo("text");
                 assertThat(body.get("body").asString()).isEqualTo("body " + a.get("correlationId").asString());
                 assertThat(body.get("sentAt").asString()).isEqualTo(a.get("sentAt").asString());
+                assertThat(body.get("streamId").isNull()).as(r.body()).isTrue();
 
                 String signature = r.header("Waterline-Signature");
                 assertThat(signature).matches("t=\\d+,v1=[0-9a-f]{64}");
