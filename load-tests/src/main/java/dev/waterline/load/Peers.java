@@ -59,7 +59,7 @@ final class Peers implements Callable<Integer> {
     @Option(names = "--fixed-rate", defaultValue = "2000", description = "Offered msg/s of a fixed run (latency). Default: ${DEFAULT-VALUE}")
     double fixedRate;
 
-    @Option(names = "--duration", defaultValue = "PT60S", description = "Offered load of each run. Default: ${DEFAULT-VALUE}")
+    @Option(names = "--duration", defaultValue = "PT40S", description = "Offered load of each run (figures come from its second half). Default: ${DEFAULT-VALUE}")
     Duration duration;
 
     @Option(names = "--ramp-up", defaultValue = "PT10S", description = "Default: ${DEFAULT-VALUE}")
