@@ -5,7 +5,7 @@
 # beside JetStream), a private RabbitMQ node (classic durable and quorum queues) and a private
 # NATS JetStream server, each started on its own ports and folder and stopped by its own id (the
 # machine's services are never used). Three rounds, run alternately, at 600 and 100 clients:
-#   load-tests/peers.sh                       (the table: ~75 min on 2 cores)
+#   load-tests/peers.sh                       (the table: about an hour on 2 cores)
 #   load-tests/peers.sh --rounds 1 --duration PT30S
 #   load-tests/peers.sh --systems waterline,rabbitmq-classic --patterns 600 --kinds saturation
 # Needs rabbitmq-server and nats-server (Debian packages) for the broker rows; a row whose broker
