@@ -772,7 +772,7 @@ final class LoadRun {
                 noteServerSample(s);
             }
             else if (server != null) {
-                Stats.max(stats.rssMax, servers.stream().mapToLong(ServerProcess::rssBytes).filter(r -> r > 0).sum());
+                Stats.max(stats.rssMax, startedServersRss());
             }
             if (hooks != null) {
                 hooks.sample(http, baseUrl);
@@ -790,13 +790,18 @@ final class LoadRun {
         }
     }
 
+    /** The resident memory of the servers this run started, summed (read from /proc: it costs them nothing). */
+    private long startedServersRss() {
+        return servers.stream().mapToLong(ServerProcess::rssBytes).filter(r -> r > 0).sum();
+    }
+
     private void noteServerSample(ServerMetrics.Sample s) {
         if (!s.counters().isEmpty()) {
             lastCounters = s.counters();
         }
         Stats.max(stats.outboxDepthMax, (long) s.outboxDepth());
         Stats.max(stats.heapMax, (long) s.heapUsed());
-        long rss = server != null ? servers.stream().mapToLong(ServerProcess::rssBytes).filter(r -> r > 0).sum() : (long) s.rss();
+        long rss = server != null ? startedServersRss() : (long) s.rss();
         Stats.max(stats.rssMax, rss);
     }
 
