@@ -29,7 +29,7 @@ import org.springframework.stereotype.Component;
  * not commit). The hooks are found by the database, not a cache: the batch holds its chats' rows
  * locked, and creating or deleting a hook takes the chat row's lock too, so a hook sees exactly
  * the messages committed after its creation, on every node. The payload is built there too, from
- * the values the history row was written with in the same transaction.
+ * the message's history row, written earlier in the same transaction.
  *
  * <p>A delivery of a hook whose breaker is not closed is born {@code held}: the claim never scans
  * it. After commit the workers whose slices got rows are woken.
@@ -39,26 +39,35 @@ import org.springframework.stereotype.Component;
 class HookParticipant implements CommitParticipant {
 
     /**
-     * 1: sent_at text of the batch, 2..9: pairwise arrays of the batch's new messages (chat id,
-     * seq, message id, correlation id, sender, kind, body, stream id). The payload is built from
-     * what the batch's history rows were written with, passed again, not read back from
-     * message_history: the only table read is hooks (hooks_by_chat), so the statement costs the
-     * same however long the history is. (It joined message_history before; a prepared plan cached
-     * while history was nearly empty, as on a fresh database until autovacuum's first analyze,
-     * scanned the whole table in every group commit: 28 scans a second of a 60,000-row table at
-     * 2,000 msg/s, and most of the group commit's latency; docs/BENCHMARKS.md, "A whole-history scan in
-     * every group commit".)
+     * 1: text[] the batch's distinct chat ids, 2: sent_at text of the batch, 3..4: pairwise arrays
+     * of the batch's new messages (chat id, seq). Driven by the chats' hooks: the hooks of the
+     * batch's chats are read first, materialized (hooks_by_chat), and only a message of a chat that
+     * has one is looked up in message_history, by its key, written earlier in this transaction; the
+     * payload is built from that row. A batch whose chats have no hook (nearly every batch) costs
+     * one index probe per chat and sends two small arrays, not its bodies a second time. The
+     * lookup is a LATERAL ... LIMIT 1, which the planner cannot turn into a join: an earlier form
+     * joined message_history, and a prepared plan cached while history was nearly empty (a fresh
+     * database before autovacuum's first analyze) scanned the whole table in every group commit
+     * (28 scans a second of a 60,000-row table at 2,000 msg/s; docs/BENCHMARKS.md, "A whole-history
+     * scan in every group commit").
      */
     private static final String INSERT_MESSAGE_DELIVERIES = """
+            WITH h AS MATERIALIZED (
+                SELECT hook_id, chat_id, breaker FROM hooks
+                WHERE chat_id = ANY (?::text[]) AND 'message' = ANY (events))
             INSERT INTO hook_deliveries (hook_id, event, message_id, idempotency_key, payload, status)
             SELECT h.hook_id, 'message', m.message_id, h.hook_id || ':' || m.message_id,
                    json_build_object('hookId', h.hook_id, 'event', 'message', 'messageId', m.message_id,
                        'correlationId', m.correlation_id, 'chatId', m.chat_id, 'seq', m.seq, 'senderId', m.sender_id,
                        'kind', m.kind, 'body', m.body, 'sentAt', ?::text, 'streamId', m.stream_id)::text,
                    CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
-            FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-                 AS m(chat_id, seq, message_id, correlation_id, sender_id, kind, body, stream_id)
-            JOIN hooks h ON h.chat_id = m.chat_id AND 'message' = ANY (h.events)
+            FROM h
+            JOIN unnest(?::text[], ?::bigint[]) AS b(chat_id, seq) ON b.chat_id = h.chat_id
+            CROSS JOIN LATERAL (
+                SELECT mh.message_id, mh.correlation_id, mh.chat_id, mh.seq, mh.sender_id, mh.kind, mh.body, mh.stream_id
+                FROM message_history mh
+                WHERE mh.chat_id = b.chat_id AND mh.seq = b.seq
+                LIMIT 1) m
             ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
             RETURNING id
             """;
@@ -96,24 +105,19 @@ class HookParticipant implements CommitParticipant {
     @Override
     public Contribution contribute(Batch batch) {
         int n = batch.messages().size();
-        String[] chats = new String[n], messages = new String[n], correlations = new String[n], senders = new String[n],
-                kinds = new String[n], bodies = new String[n], streams = new String[n];
+        String[] chats = new String[n];
         long[] seqs = new long[n];
+        Set<String> distinct = new HashSet<>();
         for (int i = 0; i < n; i++) {
             NewMessage m = batch.messages().get(i);
             chats[i] = m.chatId();
             seqs[i] = m.seq();
-            messages[i] = m.messageId();
-            correlations[i] = m.correlationId();
-            senders[i] = m.senderId();
-            kinds[i] = m.kind();
-            bodies[i] = m.body();
-            streams[i] = m.streamId();
+            distinct.add(m.chatId());
         }
         List<Long> ids = new ArrayList<>();
         List<Statement> statements = new ArrayList<>(2);
-        statements.add(Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> ids.add(rs.getLong(1)), batch.sentAt().toString(), chats, seqs,
-                messages, correlations, senders, kinds, bodies, streams));
+        statements.add(Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> ids.add(rs.getLong(1)), distinct.toArray(String[]::new),
+                batch.sentAt().toString(), chats, seqs));
         Statement offline = offline(batch, ids);
         if (offline != null) {
             statements.add(offline);
