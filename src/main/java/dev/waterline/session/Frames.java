@@ -1,8 +1,10 @@
 package dev.waterline.session;
 
+import java.io.StringWriter;
 import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import tools.jackson.core.JsonGenerator;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -37,14 +39,58 @@ public final class Frames {
         return JSON.writeValueAsString(new Welcome("welcome", userId, sessionId, limits));
     }
 
+    /*
+     * accepted and message are one each per message on the hot path: written field by field with
+     * Jackson's streaming generator, the text the mapper writes for their records (same fields, same
+     * order, same escaping; FramesUnitTests compares the two) at about a third of the mapper's cost
+     * (no bean serializer, no accessor calls through reflection).
+     */
+
     public static String accepted(String correlationId, String messageId, String chatId, long seq, String sentAt) {
-        return JSON.writeValueAsString(new Accepted("accepted", correlationId, messageId, chatId, seq, sentAt));
+        StringWriter out = new StringWriter(96 + length(correlationId) + length(chatId));
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringProperty("type", "accepted");
+            g.writeStringProperty("correlationId", correlationId);
+            g.writeStringProperty("messageId", messageId);
+            g.writeStringProperty("chatId", chatId);
+            g.writeNumberProperty("seq", seq);
+            g.writeStringProperty("sentAt", sentAt);
+            g.writeEndObject();
+        }
+        return out.toString();
     }
 
     public static String message(long deliveryId, String messageId, String correlationId, String chatId, long seq,
                                  String senderId, String body, String sentAt, String kind, String streamId) {
-        return JSON.writeValueAsString(new Message("message", deliveryId, messageId, correlationId, chatId, seq, senderId, body,
-                sentAt, kind == null ? "text" : kind, streamId));
+        StringWriter out = new StringWriter(160 + length(correlationId) + length(chatId) + length(senderId) + length(body));
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringProperty("type", "message");
+            g.writeNumberProperty("deliveryId", deliveryId);
+            present(g, "messageId", messageId);
+            present(g, "correlationId", correlationId);
+            present(g, "chatId", chatId);
+            g.writeNumberProperty("seq", seq);
+            present(g, "senderId", senderId);
+            present(g, "body", body);
+            present(g, "sentAt", sentAt);
+            g.writeStringProperty("kind", kind == null ? "text" : kind);
+            present(g, "streamId", streamId);
+            g.writeEndObject();
+        }
+        return out.toString();
+    }
+
+    /** A field of a record marked NON_NULL: left out when null. */
+    private static void present(JsonGenerator g, String name, String value) {
+        if (value != null) {
+            g.writeStringProperty(name, value);
+        }
+    }
+
+    private static int length(String s) {
+        return s == null ? 4 : s.length();
     }
 
     public static String read(String chatId, String userId, long seq) {

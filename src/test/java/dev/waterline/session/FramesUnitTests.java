@@ -48,6 +48,31 @@ class FramesUnitTests {
         assertThat(json.readTree(Frames.pong()).get("type").asString()).isEqualTo("pong");
     }
 
+    /** Strings a client may send (ids are checked before they reach a frame; bodies and text are not). */
+    static final java.util.List<String> AWKWARD = java.util.List.of("", "plain", "hi \"there\"\n", "\\", "/", "\u0000", "\u001F",
+            "\u007F", "\t\r\n", "\uD800", "\uDFFF", "\uDE00\uD83D", "\uD83D\uDE00", "\u2028\u2029", "\uFEFF\u202E", "\uFFFF",
+            "é€ß", "<script>&amp;</script>", "x".repeat(5000));
+
+    @Test
+    void acceptedAndMessageFramesAreWrittenExactlyAsTheMapperWritesTheirRecords() {
+        JsonMapper mapper = JsonMapper.builder().build();
+        for (String a : AWKWARD) {
+            for (String b : java.util.List.of("01J", a)) {
+                assertThat(Frames.accepted(a, b, a, 7, b)).as(a)
+                        .isEqualTo(mapper.writeValueAsString(new Frames.Accepted("accepted", a, b, a, 7, b)));
+                assertThat(Frames.message(Long.MAX_VALUE, b, a, a, 1, b, a, b, "text", null)).as(a)
+                        .isEqualTo(mapper.writeValueAsString(new Frames.Message("message", Long.MAX_VALUE, b, a, a, 1, b, a, b, "text", null)));
+                assertThat(Frames.message(0, b, a, b, 9, a, a, b, "stream", b)).as(a)
+                        .isEqualTo(mapper.writeValueAsString(new Frames.Message("message", 0, b, a, b, 9, a, a, b, "stream", b)));
+            }
+        }
+        // absent values as the mapper writes them: null for accepted's fields, no streamId, kind "text"
+        assertThat(Frames.accepted(null, "m", "c", 1, null))
+                .isEqualTo(mapper.writeValueAsString(new Frames.Accepted("accepted", null, "m", "c", 1, null)));
+        assertThat(Frames.message(1, "m", null, "c", 1, "s", null, "t", null, null))
+                .isEqualTo(mapper.writeValueAsString(new Frames.Message("message", 1, "m", null, "c", 1, "s", null, "t", "text", null)));
+    }
+
     @Test
     void utf8LengthCountsBytesAsTheEncoderWouldForEveryKindOfCharacter() {
         for (String s : java.util.List.of("", "plain ascii", "é and ß", "€ three bytes", "\uD83D\uDE00 a surrogate pair", "mixed é€\uD83D\uDE00x")) {

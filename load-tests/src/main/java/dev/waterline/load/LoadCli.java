@@ -156,7 +156,7 @@ public final class LoadCli implements Callable<Integer> {
     int window;
 
     @Option(names = "--overload-backoff", defaultValue = "PT0S", description = "A client answered overloaded makes no send for"
-            + " this long (doubling while it is refused again, to at most 20 times it, each wait ±25 %; back to this once a later send is accepted): a"
+            + " this long (doubling while it is refused again, to at most 20 times it, each wait ±25 %%; back to this once a later send is accepted): a"
             + " production client's retry-later. Its sends meanwhile are counted as held back. PT0S: none. Default: ${DEFAULT-VALUE}")
     Duration overloadBackoff;
 
