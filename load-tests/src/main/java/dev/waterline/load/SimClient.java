@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import tools.jackson.core.io.JsonStringEncoder;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * One simulated client following PROTOCOL.md's client contract: it acks what it receives
@@ -38,12 +38,16 @@ final class SimClient {
         final TreeMap<Long, String> bySeq = new TreeMap<>();
         long contiguous;
 
+        /** Keeps the entry at {@code contiguous} (for {@link #since}) and those above it; drops each below as it is passed. */
         synchronized void add(long seq, String messageId) {
+            if (seq < contiguous) {
+                return;
+            }
             bySeq.put(seq, messageId);
             while (bySeq.containsKey(contiguous + 1)) {
+                bySeq.remove(contiguous);
                 contiguous++;
             }
-            bySeq.headMap(contiguous, false).clear();
         }
 
         synchronized String since() {
@@ -139,10 +143,8 @@ final class SimClient {
             return true;
         }
         String corr = userId + "-" + sequence.incrementAndGet();
-        ObjectNode f = LoadRun.JSON.createObjectNode();
-        f.put("type", "send").put("correlationId", corr).put("chatId", chatId).put("body", body);
         long now = System.nanoTime();
-        String frame = f.toString();
+        String frame = sendFrame(corr, chatId, body);
         unanswered.put(corr, new Pending(chatId, frame, now));
         run.sentAt.put(corr, now);
         // Straight to the transport when it can take the frame without waiting (netty): no
@@ -168,6 +170,20 @@ final class SimClient {
         enqueueSend(frame);
         return true;
     }
+
+    /** A {@code send} frame: the text Jackson's tree wrote for it, built without the tree (one per message). */
+    static String sendFrame(String correlationId, String chatId, String body) {
+        StringBuilder b = new StringBuilder(64 + correlationId.length() + chatId.length() + body.length());
+        b.append("{\"type\":\"send\",\"correlationId\":\"");
+        QUOTE.quoteAsString(correlationId, b);
+        b.append("\",\"chatId\":\"");
+        QUOTE.quoteAsString(chatId, b);
+        b.append("\",\"body\":\"");
+        QUOTE.quoteAsString(body, b);
+        return b.append("\"}").toString();
+    }
+
+    private static final JsonStringEncoder QUOTE = JsonStringEncoder.getInstance();
 
     /**
      * After an {@code overloaded}, as a production client told to retry later: no send for the
