@@ -6,7 +6,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, existsSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
+import { join, resolve, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -17,6 +17,26 @@ export function serverJar() {
   const jar = existsSync(dir) && readdirSync(dir).find((f) => /^waterline-.*\.jar$/.test(f) && !f.endsWith('-plain.jar'));
   if (!jar) throw new Error(`no server jar in ${dir}: run ./mvnw -DskipTests package (or ./mvnw verify) first`);
   return join(dir, jar);
+}
+
+/**
+ * The jar the tests start: the packaged one, extracted once per test process into Spring Boot's
+ * plain layout (a thin jar whose manifest lists lib/), as the container image runs it. The
+ * packaged jar's nested-jar class loader can deadlock a starting server whose virtual threads
+ * load classes while requests arrive (spring-projects/spring-boot#51463; seen here as a restarted
+ * server that never answered its readiness probe), and the extracted layout loads classes with
+ * the JDK's own loader. docs/OPERATIONS.md, "Running the packaged jar".
+ */
+let extractedJar;
+function launchJar() {
+  if (!extractedJar) {
+    const jar = serverJar();
+    const dir = mkdtempSync(join(process.env.WATERLINE_TEST_TMP ?? tmpdir(), 'waterline-jar-'));
+    execFileSync(javaCommand(), ['-Djarmode=tools', '-jar', jar, 'extract', '--destination', dir], { stdio: 'ignore' });
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    extractedJar = join(dir, basename(jar));
+  }
+  return extractedJar;
 }
 
 /** A JDK of 21 or newer, found as .ci/run finds it (JAVA_HOME, the PATH, the usual folders). */
@@ -72,7 +92,7 @@ export class TestServer {
     this.starts++;
     this.logFile = join(this.workDir, `server-${this.starts}.log`);
     const out = openSync(this.logFile, 'a');
-    this.proc = spawn(javaCommand(), ['-XX:+ExitOnOutOfMemoryError', '-Xmx512m', '-jar', serverJar(),
+    this.proc = spawn(javaCommand(), ['-XX:+ExitOnOutOfMemoryError', '-Xmx512m', '-jar', launchJar(),
       `--server.port=${this.port}`, '--server.address=127.0.0.1', `--waterline.embedded.data-dir=${this.dataDir}`,
       '--waterline.gateway.max-connections-per-address=0', '--waterline.api.requests-per-second=100000',
       '--waterline.api.burst=100000', ...this.args], { detached: true, stdio: ['ignore', out, out] });
