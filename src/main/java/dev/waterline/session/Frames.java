@@ -42,8 +42,10 @@ public final class Frames {
     /*
      * accepted and message are one each per message on the hot path: written field by field with
      * Jackson's streaming generator, the text the mapper writes for their records (same fields, same
-     * order, same escaping; FramesUnitTests compares the two) at about a third of the mapper's cost
-     * (no bean serializer, no accessor calls through reflection).
+     * order, same escaping; FramesUnitTests compares the two) without the mapper's bean serializer
+     * and its accessor calls through reflection (Jackson's share of the server's JFR samples went
+     * from 10.4 to 7.9 % with this, docs/BENCHMARKS.md; the two frames' own cost was not measured
+     * apart).
      */
 
     public static String accepted(String correlationId, String messageId, String chatId, long seq, String sentAt) {
