@@ -14,7 +14,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A Waterline server the harness starts itself: the packaged jar in the zero-configuration mode
+ * A Waterline server the harness starts itself: the packaged jar (run from its extracted layout,
+ * {@link ExtractedJar}) in the zero-configuration mode
  * (embedded PostgreSQL and Redis, dev tokens), on a free loopback port, with its data in a fresh
  * folder, in its own JVM so that its heap and RSS are its own. For a cluster run the first node
  * is started so, with the cluster on, and every further node ({@link #peer}) on the first one's
@@ -96,7 +97,7 @@ final class ServerProcess implements AutoCloseable {
             }
         }
         cmd.add("-jar");
-        cmd.add(cfg.serverJar().toAbsolutePath().toString());
+        cmd.add(ExtractedJar.of(cfg.serverJar()).toString());
         cmd.add("--server.port=" + port);
         cmd.add("--server.address=127.0.0.1");
         Path dataDir = workDir.resolve("data").toAbsolutePath();
