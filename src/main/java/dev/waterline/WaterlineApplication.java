@@ -14,6 +14,9 @@ import org.springframework.scheduling.annotation.EnableScheduling;
 public class WaterlineApplication {
 
     public static void main(String[] args) {
+        // before anything else runs: an OutOfMemoryError that ends any thread ends the process, even
+        // where the JVM was started without -XX:+ExitOnOutOfMemoryError
+        dev.waterline.lifecycle.FatalErrors.haltOnOutOfMemory();
         // Tomcat gives every WebSocket connection an 8 KiB frame read buffer, an 8 KiB write buffer
         // and an 8 Ki-char encoder buffer, allocated when it opens. At 1 KiB, an idle connection
         // costs an eighth of that (frames here are a few hundred bytes; larger ones take more

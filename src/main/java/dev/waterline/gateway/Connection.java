@@ -52,6 +52,7 @@ final class Connection implements ClientSession {
     private final String sessionId;
     private final long tokenGoodUntilMillis;
     private final WriteFailures writeFailures;
+    private final OutboundBudget budget;
     private final long sendBufferChars;
     private final long sendTimeLimitNanos;
     private final Bucket rate;
@@ -79,13 +80,14 @@ final class Connection implements ClientSession {
     private volatile long writeStartedNanos;
 
     Connection(WebSocketSession ws, String userId, long tokenGoodUntilMillis, String sessionId, GatewayProperties limits,
-               WriteFailures writeFailures) {
-        this(Outlet.of(ws, limits.sendTimeLimit()), userId, tokenGoodUntilMillis, sessionId, limits, writeFailures);
+               OutboundBudget budget, WriteFailures writeFailures) {
+        this(Outlet.of(ws, limits.sendTimeLimit()), userId, tokenGoodUntilMillis, sessionId, limits, budget, writeFailures);
     }
 
     Connection(Outlet outlet, String userId, long tokenGoodUntilMillis, String sessionId, GatewayProperties limits,
-               WriteFailures writeFailures) {
+               OutboundBudget budget, WriteFailures writeFailures) {
         this.outlet = outlet;
+        this.budget = budget;
         this.userId = userId;
         this.sessionId = sessionId;
         this.tokenGoodUntilMillis = tokenGoodUntilMillis;
@@ -218,7 +220,10 @@ final class Connection implements ClientSession {
 
     /** Queues {@code welcome} ahead of whatever was sent to this connection meanwhile, and starts writing. */
     void welcome(String frame) {
+        // the first frame, and small: queued whatever the budget says (a connection is only ever
+        // withdrawn for the budget past its floor)
         queuedChars.addAndGet(frame.length());
+        budget.take(frame.length(), 0);
         outbound.offerFirst(frame);
         welcomedNanos = System.nanoTime() | 1;
         welcomed = true;
@@ -253,17 +258,39 @@ final class Connection implements ClientSession {
         if (!writable.get()) {
             return false;
         }
-        if (queuedChars.addAndGet(frame.length()) > sendBufferChars) {
+        long waiting = queuedChars.addAndGet(frame.length());
+        if (waiting > sendBufferChars) {
             queuedChars.addAndGet(-frame.length());
             fail("send_buffer", 4008, "withdrawn: not reading (more than " + sendBufferChars + " characters waiting)",
                     new IOException("send buffer limit of " + sendBufferChars + " characters exceeded"));
+            return false;
+        }
+        if (!budget.take(frame.length(), waiting)) {
+            queuedChars.addAndGet(-frame.length());
+            fail("outbound_budget", 4008, "withdrawn: not reading (" + waiting + " characters waiting while the server's"
+                    + " outbound budget is spent)", new IOException("outbound heap budget of " + budget.limit() + " characters spent"));
             return false;
         }
         outbound.offerLast(entry);
         if (welcomed) {
             schedule();
         }
-        return writable.get();
+        if (!writable.get()) {
+            // closed between the check above and the offer: nothing will write it, so it is dropped here
+            drop();
+            return false;
+        }
+        return true;
+    }
+
+    /** Empties the queue of a connection that writes no more, giving back what its frames held of the budget. */
+    private void drop() {
+        Object entry;
+        while ((entry = outbound.pollFirst()) != null) {
+            int chars = (entry instanceof Timed t ? t.text() : (String) entry).length();
+            queuedChars.addAndGet(-chars);
+            budget.release(chars);
+        }
     }
 
     private void schedule() {
@@ -290,8 +317,9 @@ final class Connection implements ClientSession {
             }
             String frame = entry instanceof Timed t ? t.text() : (String) entry;
             queuedChars.addAndGet(-frame.length());
+            budget.release(frame.length());
             if (!writable.get()) {
-                outbound.clear();
+                drop();
                 return;   // the flag stays held: nothing is ever written again
             }
             inFlightWritten = entry instanceof Timed t ? t.written() : null;
@@ -376,7 +404,7 @@ final class Connection implements ClientSession {
     @Override
     public void close(int code, String reason) {
         writable.set(false);
-        outbound.clear();
+        drop();
         if (closeIssued.compareAndSet(false, true)) {
             closeIssuedNanos = System.nanoTime() | 1;
             Thread.startVirtualThread(() -> writeClose(code, reason));
@@ -386,7 +414,7 @@ final class Connection implements ClientSession {
     @Override
     public void closeNow(int code, String reason) {
         writable.set(false);
-        outbound.clear();
+        drop();
         if (closeIssued.compareAndSet(false, true)) {
             closeIssuedNanos = System.nanoTime() | 1;
             writeClose(code, reason);
@@ -396,7 +424,7 @@ final class Connection implements ClientSession {
     /** The container reports the connection closed: nothing more is queued or written. */
     void closed() {
         writable.set(false);
-        outbound.clear();
+        drop();
     }
 
     /**
@@ -413,6 +441,7 @@ final class Connection implements ClientSession {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
         writable.set(false);
+        drop();
         if (closeIssued.compareAndSet(false, true)) {
             closeIssuedNanos = System.nanoTime() | 1;
             writeClose(code, reason);

@@ -12,13 +12,14 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 
 /**
- * The connector's limits, so that no client can take the process's last file descriptor: the
- * connector is {@link AddressCappedProtocol} (a cap per remote address), and its
- * {@code max-connections} is lowered, if need be, below the process's open-file limit with
- * room to spare ({@link #connectionsFor}) for the database pool, Redis, jars and logs. Past
- * {@code max-connections} Tomcat stops accepting (new connections wait in the kernel's accept
- * queue) instead of failing on {@code accept} with "Too many open files"; the header timeout
- * ({@code server.tomcat.connection-timeout}) closes a connection that sends no request.
+ * The connector's limits, so that nothing a client does to the port can take the process's last
+ * file descriptor or its heap: the connector is {@link GuardedProtocol} (a cap per remote address,
+ * a total deadline for each request head, told by {@link HeadDeadlineValve}), and its
+ * {@code max-connections} is lowered, if need be, below both the process's open-file limit (with
+ * room for the database pool, Redis, jars and logs) and the heap's share for connections
+ * ({@link #connectionsFor}). Past {@code max-connections} Tomcat stops accepting (new connections
+ * wait in the kernel's accept queue) instead of failing on {@code accept} with "Too many open
+ * files" or running out of memory.
  */
 @Configuration(proxyBeanMethods = false)
 class ConnectorLimits {
@@ -32,6 +33,29 @@ class ConnectorLimits {
         }
         long reserve = Math.max(512, Math.min(4096, fileLimit / 20));
         return (int) Math.max(64, fileLimit - reserve);
+    }
+
+    /** Connections the heap's share holds at {@code perConnection} bytes each (at least 64). */
+    static int connectionsFor(long maxHeap, double share, long perConnection) {
+        if (maxHeap <= 0 || maxHeap == Long.MAX_VALUE) {
+            return Integer.MAX_VALUE;
+        }
+        return (int) Math.max(64, Math.min(Integer.MAX_VALUE, (long) (maxHeap * share) / perConnection));
+    }
+
+    /** What {@code max-connections} becomes, and which limit set it. */
+    record Bound(int connections, String why) {
+    }
+
+    static Bound bound(long fileLimit, long maxHeap, GatewayProperties gateway) {
+        int files = connectionsFor(fileLimit);
+        int heap = connectionsFor(maxHeap, gateway.connectionHeapShare(), gateway.heapPerConnection().toBytes());
+        return heap < files
+                ? new Bound(heap, "to keep connections within " + Math.round(gateway.connectionHeapShare() * 100)
+                        + " % of the " + (maxHeap >> 20) + " MB heap at " + gateway.heapPerConnection().toKilobytes()
+                        + " KB each (waterline.gateway.connection-heap-share, heap-per-connection; a larger -Xmx holds more)")
+                : new Bound(files, "to stay below the process's open-file limit of " + fileLimit
+                        + " (raise the limit, e.g. ulimit -n, to hold more connections)");
     }
 
     /** The process's open-file limit, or -1 where the JVM cannot tell. */
@@ -50,20 +74,19 @@ class ConnectorLimits {
 
         @Override
         public void customize(TomcatServletWebServerFactory factory) {
-            factory.setProtocol(AddressCappedProtocol.class.getName());
+            factory.setProtocol(GuardedProtocol.class.getName());
+            factory.addEngineValves(new HeadDeadlineValve());
             factory.addConnectorCustomizers(connector -> {
-                if (connector.getProtocolHandler() instanceof AddressCappedProtocol capped) {
-                    capped.setMaxConnectionsPerAddress(gateway.maxConnectionsPerAddress());
+                if (connector.getProtocolHandler() instanceof GuardedProtocol guarded) {
+                    guarded.setMaxConnectionsPerAddress(gateway.maxConnectionsPerAddress());
+                    guarded.setHeadDeadlineMillis(gateway.headDeadline().toMillis());
                 }
                 if (connector.getProtocolHandler() instanceof AbstractProtocol<?> protocol) {
-                    long files = fileLimit();
-                    int bound = connectionsFor(files);
+                    Bound bound = bound(fileLimit(), Runtime.getRuntime().maxMemory(), gateway);
                     int configured = protocol.getMaxConnections();
-                    if (configured < 0 || configured > bound) {
-                        protocol.setMaxConnections(bound);
-                        log.info("max-connections lowered from " + configured + " to " + bound
-                                + " to stay below the process's open-file limit of " + files
-                                + " (raise the limit, e.g. ulimit -n, to hold more connections)");
+                    if (configured < 0 || configured > bound.connections()) {
+                        protocol.setMaxConnections(bound.connections());
+                        log.info("max-connections lowered from " + configured + " to " + bound.connections() + " " + bound.why());
                     }
                 }
             });

@@ -58,6 +58,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private static final String CONNECTION = "waterline.connection";
 
     private final GatewayProperties properties;
+    private final OutboundBudget outboundBudget;
     private final SessionRegistry sessions;
     private final Map<String, FrameHandler> handlers = new HashMap<>();
     private final WatermarkIndex watermark;
@@ -81,6 +82,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         this.loops = loops;
         this.presence = presence;
         this.properties = properties;
+        this.outboundBudget = OutboundBudget.of(Runtime.getRuntime().maxMemory(), properties.outboundHeapShare());
         this.sessions = sessions;
         this.watermark = watermark;
         this.health = health;
@@ -108,7 +110,12 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                         + " not read (4008: its queue past the send buffer, or a write in flight past the send time)");
         metrics.functionCounter("waterline.gateway.connections.refused",
                 "connections closed as accepted: their address held max-connections-per-address already",
-                AddressCappedProtocol::refusedTotal);
+                GuardedProtocol::refusedTotal);
+        metrics.gauge("waterline.gateway.outbound.queued.chars", "characters queued for clients, all connections together",
+                outboundBudget::queued);
+        metrics.functionCounter("waterline.gateway.heads.timed.out",
+                "connections closed because their request head (line and headers) did not arrive whole within waterline.gateway.head-deadline",
+                GuardedProtocol::headsTimedOutTotal);
         this.transportErrors = metrics.counter("waterline.gateway.transport.errors",
                 "WebSocket transport errors reported by the container (a client vanished mid-frame, a reset)");
     }
@@ -122,7 +129,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     public void afterConnectionEstablished(WebSocketSession ws) {
         String userId = (String) ws.getAttributes().get(TokenHandshake.USER);
         long goodUntil = (Long) ws.getAttributes().get(TokenHandshake.GOOD_UNTIL);
-        Connection conn = new Connection(ws, userId, goodUntil, UlidCreator.getMonotonicUlid().toString(), properties,
+        Connection conn = new Connection(ws, userId, goodUntil, UlidCreator.getMonotonicUlid().toString(), properties, outboundBudget,
                 this::writeFailed);
         ws.getAttributes().put(CONNECTION, conn);
         if (stopping) {

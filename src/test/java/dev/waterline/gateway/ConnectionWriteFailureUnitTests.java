@@ -25,9 +25,9 @@ import static org.awaitility.Awaitility.await;
 class ConnectionWriteFailureUnitTests {
 
     static final GatewayProperties LIMITS = new GatewayProperties(DataSize.ofKilobytes(64), 4000, 256, 200,
-            Duration.ofSeconds(10), DataSize.ofBytes(64), 1000, Duration.ofSeconds(5));
+            Duration.ofSeconds(10), DataSize.ofBytes(64), 1000, Duration.ofSeconds(5), Duration.ofSeconds(10), DataSize.ofKilobytes(40), 0.5, 0.25);
     static final GatewayProperties ROOMY = new GatewayProperties(DataSize.ofKilobytes(64), 4000, 256, 200,
-            Duration.ofSeconds(10), DataSize.ofMegabytes(1), 1000, Duration.ofSeconds(5));
+            Duration.ofSeconds(10), DataSize.ofMegabytes(1), 1000, Duration.ofSeconds(5), Duration.ofSeconds(10), DataSize.ofKilobytes(40), 0.5, 0.25);
 
     record Failure(String why, int code, Throwable cause) {
     }
@@ -85,7 +85,11 @@ class ConnectionWriteFailureUnitTests {
     }
 
     static Connection connection(FakeOutlet outlet, GatewayProperties limits, List<Failure> failures) {
-        return new Connection(outlet, "alice", Long.MAX_VALUE, "s1", limits, (c, why, code, reason, cause) -> {
+        return connection(outlet, limits, new OutboundBudget(Long.MAX_VALUE), failures);
+    }
+
+    static Connection connection(FakeOutlet outlet, GatewayProperties limits, OutboundBudget budget, List<Failure> failures) {
+        return new Connection(outlet, "alice", Long.MAX_VALUE, "s1", limits, budget, (c, why, code, reason, cause) -> {
             failures.add(new Failure(why, code, cause));
             c.close(code, reason);
         });
@@ -206,6 +210,56 @@ class ConnectionWriteFailureUnitTests {
         await().atMost(Duration.ofSeconds(5)).until(() -> outlet.closedWith != null);
         assertThat(outlet.closedWith.getCode()).isEqualTo(4008);
         assertThat(conn.send("{\"type\":\"message\"}")).isFalse();
+    }
+
+    @Test
+    void whenTheServersOutboundBudgetIsSpentAClientWithMoreThanItsFloorWaitingIsWithdrawnWith4008() {
+        OutboundBudget budget = new OutboundBudget(3 * OutboundBudget.FLOOR_CHARS);
+        List<Failure> failures = new CopyOnWriteArrayList<>();
+        FakeOutlet stuck = new FakeOutlet();
+        Connection notReading = connection(stuck, ROOMY, budget, failures);
+        stuck.hold = true;
+        notReading.welcome("{\"type\":\"welcome\"}");
+        FakeOutlet fine = new FakeOutlet();
+        Connection reading = connection(fine, ROOMY, budget, failures);
+        reading.welcome("{\"type\":\"welcome\"}");
+
+        String frame = "{\"type\":\"chunk\",\"data\":\"" + "x".repeat(4_000) + "\"}";
+        for (int i = 0; i < 20 && failures.isEmpty(); i++) {
+            notReading.send(frame);
+            assertThat(reading.send(frame)).as("a client that reads keeps its queue empty").isTrue();
+        }
+        assertThat(failures).as("well within its own 1 MiB send buffer, but past the server's budget")
+                .singleElement().satisfies(f -> {
+                    assertThat(f.code()).isEqualTo(4008);
+                    assertThat(f.why()).isEqualTo("outbound_budget");
+                });
+        assertThat(reading.send(frame)).isTrue();
+        assertThat(fine.written).hasSizeGreaterThan(10);
+    }
+
+    @Test
+    void everyCharacterAQueueTookFromTheBudgetIsGivenBackWhenItsConnectionCloses() {
+        OutboundBudget budget = new OutboundBudget(Long.MAX_VALUE);
+        FakeOutlet outlet = new FakeOutlet();
+        Connection conn = connection(outlet, ROOMY, budget, new CopyOnWriteArrayList<>());
+        outlet.hold = true;
+        conn.welcome("{\"type\":\"welcome\"}");
+        for (int i = 0; i < 50; i++) {
+            conn.send("{\"type\":\"message\",\"n\":" + i + "}");
+        }
+        assertThat(budget.queued()).isPositive();
+        conn.close(4000, "idle");
+        assertThat(budget.queued()).isEqualTo(conn.queuedChars()).isZero();
+
+        FakeOutlet other = new FakeOutlet();
+        Connection written = connection(other, ROOMY, budget, new CopyOnWriteArrayList<>());
+        written.welcome("{\"type\":\"welcome\"}");
+        for (int i = 0; i < 50; i++) {
+            written.send("{\"type\":\"message\",\"n\":" + i + "}");
+        }
+        assertThat(other.written).hasSize(51);
+        assertThat(budget.queued()).as("written frames are given back as they leave the queue").isZero();
     }
 
     @Test

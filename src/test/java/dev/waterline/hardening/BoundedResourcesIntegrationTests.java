@@ -169,6 +169,19 @@ class BoundedResourcesIntegrationTests {
         assertThat(protocol.getConnectionTimeout()).as("header timeout").isEqualTo(10_000);
     }
 
+    /**
+     * Half the heap at 40 KB a connection (an idle WebSocket measured ~30 KB, a connection still
+     * sending its request head ~36 KB): the test JVM's 1 GB heap holds ~13,100, below the 19,000
+     * that the open-file limit alone allowed, which filled a 512 MB heap in a probe.
+     */
+    @Test
+    void theConnectorHoldsNoMoreConnectionsThanHalfTheHeapHoldsAtTheirMeasuredSize() {
+        TomcatWebServer server = (TomcatWebServer) context.getWebServer();
+        var protocol = (AbstractProtocol<?>) server.getTomcat().getConnector().getProtocolHandler();
+        long heapBound = Runtime.getRuntime().maxMemory() / 2 / (40 * 1024);
+        assertThat((long) protocol.getMaxConnections()).isPositive().isLessThanOrEqualTo(heapBound);
+    }
+
     @Test
     void theZeroConfigurationModeListensOnLoopbackOnly() throws Exception {
         TomcatWebServer server = (TomcatWebServer) context.getWebServer();

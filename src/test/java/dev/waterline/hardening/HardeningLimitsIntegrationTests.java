@@ -1,6 +1,9 @@
 package dev.waterline.hardening;
 
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -10,10 +13,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import dev.waterline.auth.Tokens;
 import dev.waterline.support.Api;
@@ -33,7 +40,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The limits one client meets, with small values so that a test can reach them: the REST rate
  * (429 with Retry-After), the membership quota, read receipts counted against the send rate, the
  * per-address connection cap (while another address still gets in), the header timeout for a
- * connection that never sends a request, and 4001 when a session's token expires.
+ * connection that never sends a request, the total deadline for a request head however slowly it
+ * trickles (kept-alive connections and WebSockets unaffected), and 4001 when a session's token
+ * expires.
  */
 @WaterlineIntegrationTest
 @TestPropertySource(properties = {
@@ -43,6 +52,7 @@ import static org.assertj.core.api.Assertions.assertThat;
         "waterline.gateway.max-connections-per-address=20",
         "waterline.gateway.max-sends-per-second=5",
         "waterline.auth.clock-skew=0s",
+        "waterline.gateway.head-deadline=4s",
         "waterline.embedded.database=limits",
         "spring.data.redis.database=12"})
 class HardeningLimitsIntegrationTests {
@@ -52,6 +62,7 @@ class HardeningLimitsIntegrationTests {
 
     @Autowired
     Tokens tokens;
+
 
     @Value("${waterline.auth.jwt-secret}")
     String secret;
@@ -182,6 +193,89 @@ class HardeningLimitsIntegrationTests {
         }
     }
 
+    /**
+     * One header byte a second keeps Tomcat's per-read timeout (10 s) from ever firing: the head
+     * deadline (4 s here) closes the connection anyway. This held sockets, and ~36 KB of heap each,
+     * for as long as the client liked.
+     */
+    @Test
+    void aClientTricklingItsRequestHeadIsClosedAtTheHeadDeadlineHoweverOftenItSends() throws Exception {
+        ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
+        try (Socket slow = new Socket()) {
+            slow.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+            slow.setSoTimeout(30_000);
+            long start = System.nanoTime();
+            OutputStream out = slow.getOutputStream();
+            out.write("GET /actuator/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            trickle.scheduleAtFixedRate(() -> {
+                try {
+                    out.write('a');
+                    out.flush();
+                }
+                catch (IOException closed) {
+                    throw new UncheckedIOException(closed);   // ends the schedule
+                }
+            }, 1, 1, TimeUnit.SECONDS);
+            int read;
+            try {
+                read = slow.getInputStream().read();
+            }
+            catch (SocketException reset) {
+                read = -1;
+            }
+            Duration lived = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(read).as("closed by the server, without an answer").isEqualTo(-1);
+            assertThat(lived).as("by the 4 s head deadline, not the 10 s per-read timeout (which never fires)")
+                    .isGreaterThanOrEqualTo(Duration.ofSeconds(3)).isLessThan(Duration.ofSeconds(9));
+        }
+        finally {
+            trickle.shutdownNow();
+        }
+        assertThat(api.get("/actuator/health", null).status()).isEqualTo(200);
+    }
+
+    /** The deadline is per request head: a kept-alive connection serves requests for longer than it. */
+    @Test
+    void aKeptAliveConnectionMayGoOnMakingRequestsForLongerThanTheHeadDeadline() throws Exception {
+        ScheduledExecutorService pace = Executors.newSingleThreadScheduledExecutor();
+        try (Socket conn = new Socket()) {
+            conn.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+            conn.setSoTimeout(10_000);
+            OutputStream out = conn.getOutputStream();
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(conn.getInputStream(), StandardCharsets.US_ASCII));
+            byte[] request = "GET /actuator/health HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+            long start = System.nanoTime();
+            List<String> statuses = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                // 2.5 s apart: each head well within the deadline, the four together well past it
+                pace.schedule(() -> null, i == 0 ? 0 : 2_500, TimeUnit.MILLISECONDS).get();
+                out.write(request);
+                out.flush();
+                statuses.add(in.readLine());
+                skipResponse(in);
+            }
+            assertThat(statuses).allSatisfy(status -> assertThat(status).startsWith("HTTP/1.1 200"));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofSeconds(7));
+        }
+        finally {
+            pace.shutdownNow();
+        }
+    }
+
+    @Test
+    void aWebSocketIsNotHeldToTheHeadDeadline() throws Exception {
+        ScheduledExecutorService pace = Executors.newSingleThreadScheduledExecutor();
+        try (WsClient ws = WsClient.connectWelcomed(port, token("deadline-ws"))) {
+            pace.schedule(() -> ws.send(Map.of("type", "ping")), 6, TimeUnit.SECONDS).get();
+            assertThat(ws.next("pong").get("type").asString()).isEqualTo("pong");
+            assertThat(ws.isClosed()).isFalse();
+        }
+        finally {
+            pace.shutdownNow();
+        }
+    }
+
     @Test
     void aSessionIsClosedWith4001WhenItsTokenExpires() {
         String shortLived = tokens.issue("expiring-alice", Duration.ofSeconds(3));
@@ -189,6 +283,35 @@ class HardeningLimitsIntegrationTests {
             assertThat(ws.awaitClose(Duration.ofSeconds(15))).isEqualTo(4001);
         }
         assertThat(WsClient.handshakeStatus(port, shortLived, null)).as("the same token no longer opens a session").isEqualTo(401);
+    }
+
+    /** Reads the rest of one response after its status line: headers, then a body by length or in chunks. */
+    private static void skipResponse(java.io.BufferedReader in) throws IOException {
+        String line;
+        long length = 0;
+        boolean chunked = false;
+        while (!(line = in.readLine()).isEmpty()) {
+            String header = line.toLowerCase(java.util.Locale.ROOT);
+            if (header.startsWith("content-length:")) {
+                length = Long.parseLong(header.substring(15).strip());
+            }
+            chunked |= header.startsWith("transfer-encoding:") && header.contains("chunked");
+        }
+        if (!chunked) {
+            skip(in, length);
+            return;
+        }
+        for (long size; (size = Long.parseLong(in.readLine().strip(), 16)) > 0; ) {
+            skip(in, size);
+            in.readLine();
+        }
+        in.readLine();
+    }
+
+    private static void skip(java.io.Reader in, long chars) throws IOException {
+        for (long skipped = 0; skipped < chars; ) {
+            skipped += in.skip(chars - skipped);
+        }
     }
 
     /** Whether the server closed {@code s} at once (EOF or reset within the socket's timeout). */
