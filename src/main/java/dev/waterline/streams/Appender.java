@@ -62,7 +62,7 @@ class Appender implements SmartLifecycle {
             FROM unnest(?::text[], ?::text[]) AS r(stream_id, user_id)
             JOIN streams s ON s.stream_id = r.stream_id
             JOIN chat_members m ON m.chat_id = s.chat_id AND m.user_id = r.user_id;
-            SELECT blob_id, stream_id, size, content_type FROM stream_blobs WHERE blob_id = ANY (?::text[])
+            SELECT blob_id, stream_id, size, content_type FROM stream_blobs WHERE blob_id = ANY (?::text[]) AND state = 'stored'
             """;
 
     /**

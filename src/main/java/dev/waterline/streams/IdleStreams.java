@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
+import dev.waterline.blobs.BlobProperties;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import org.springframework.context.SmartLifecycle;
@@ -15,7 +16,9 @@ import org.springframework.stereotype.Component;
  * database's clock) and queues an abort of each (reason {@code idle}) through the appender, which
  * checks again under the stream's lock, so that an append that came meanwhile wins and every
  * change of a stream still reaches its tails in commit order. Every node may run it: a second abort
- * of a stream finds it aborted and changes nothing.
+ * of a stream finds it aborted and changes nothing. The same pass drops blob uploads begun longer
+ * than {@code waterline.blobs.upload-timeout} ago and never finished (a client or node that went
+ * away mid-upload); the removal of their parts is queued with them (V8).
  */
 @Component
 class IdleStreams implements SmartLifecycle {
@@ -34,14 +37,16 @@ class IdleStreams implements SmartLifecycle {
     };
 
     private final StreamProperties properties;
+    private final BlobProperties blobs;
     private final StreamStore store;
     private final Streams streams;
     private final Loops loops;
     private volatile boolean running;
     private Thread thread;
 
-    IdleStreams(StreamProperties properties, StreamStore store, Streams streams, Loops loops) {
+    IdleStreams(StreamProperties properties, BlobProperties blobs, StreamStore store, Streams streams, Loops loops) {
         this.properties = properties;
+        this.blobs = blobs;
         this.store = store;
         this.streams = streams;
         this.loops = loops;
@@ -51,6 +56,7 @@ class IdleStreams implements SmartLifecycle {
     int pass() {
         List<String> idle = store.idle(properties.idleTimeout().toMillis(), 1000);
         idle.forEach(id -> streams.submit(AppendRequest.idleAbort(id, QUIET)));
+        store.dropAbandonedUploads(blobs.uploadTimeout().toMillis(), 1000);
         return idle.size();
     }
 

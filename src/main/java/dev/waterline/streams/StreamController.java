@@ -1,8 +1,5 @@
 package dev.waterline.streams;
 
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.auth.ApiAuthentication;
 import dev.waterline.auth.QueryToken;
+import dev.waterline.blobs.Blobs;
 import dev.waterline.input.InputGate;
 import dev.waterline.web.ApiException;
 import dev.waterline.web.ApiProperties;
@@ -56,18 +54,22 @@ class StreamController {
     static final int MAX_CORRELATION_ID = 64;
     static final int MAX_CONTENT_TYPE = 255;
 
+    private static final org.apache.commons.logging.Log log = org.apache.commons.logging.LogFactory.getLog(StreamController.class);
+
     private final Streams streams;
     private final StreamStore store;
+    private final Blobs blobs;
     private final StreamProperties properties;
     private final DatabaseTurns turns;
     private final EventStreams events;
     private final long pageBytes;
     private final long answerWaitMillis;
 
-    StreamController(Streams streams, StreamStore store, StreamProperties properties, DatabaseTurns turns, EventStreams events,
-                     ApiProperties api, dev.waterline.ingest.InboundProperties inbound) {
+    StreamController(Streams streams, StreamStore store, Blobs blobs, StreamProperties properties, DatabaseTurns turns,
+                     EventStreams events, ApiProperties api, dev.waterline.ingest.InboundProperties inbound) {
         this.streams = streams;
         this.store = store;
+        this.blobs = blobs;
         this.properties = properties;
         this.turns = turns;
         this.events = events;
@@ -201,22 +203,24 @@ class StreamController {
     }
 
     @Operation(summary = "Upload a blob to a stream (only the producer, open streams); a chunk then names it by blobId",
-            description = "Raw bytes of any Content-Type, up to waterline.streams.max-blob-bytes (413 too_large beyond).",
+            description = "Raw bytes of any Content-Type, up to waterline.streams.max-blob-bytes (413 too_large beyond). Who may"
+                    + " upload is checked before the body is read; the body is stored a part at a time.",
+            requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @Content(mediaType = "application/octet-stream")),
             responses = @ApiResponse(responseCode = "201", description = "the blob",
                     content = @Content(mediaType = "application/json", schema = @Schema(implementation = BlobStored.class))))
     @PostMapping(path = "/api/streams/{streamId}/blobs", consumes = MediaType.ALL_VALUE)
-    ResponseEntity<byte[]> upload(@Parameter(hidden = true) HttpServletRequest request, @PathVariable String streamId,
-                                  @RequestBody(required = false) byte[] body) {
+    ResponseEntity<byte[]> upload(@Parameter(hidden = true) HttpServletRequest request, @PathVariable String streamId)
+            throws java.io.IOException {
         String user = ApiAuthentication.userId(request);
-        byte[] bytes = body == null ? new byte[0] : body;
         String type = request.getContentType() == null || request.getContentType().isBlank()
                 ? MediaType.APPLICATION_OCTET_STREAM_VALUE : request.getContentType().strip();
         if (type.length() > MAX_CONTENT_TYPE || InputGate.idProblem(type, 1, MAX_CONTENT_TYPE) != null) {
             throw ApiException.invalid("Content-Type must be 1-" + MAX_CONTENT_TYPE + " printable characters");
         }
-        String sha256 = sha256(bytes);
+        long max = properties.maxBlobBytes().toBytes();
         String blobId = UlidCreator.getMonotonicUlid().toString();
-        return turns.run(() -> {
+        // who may upload, and whether the stream takes blobs, before a byte of the body is read
+        ResponseEntity<byte[]> refused = turns.run(() -> {
             StreamStore.Access access = store.access(streamId, user).orElse(null);
             if (access == null || !access.member()) {
                 return refusal(Refusal.notFound());
@@ -224,14 +228,47 @@ class StreamController {
             if (!access.stream().producerId().equals(user)) {
                 return refusal(Refusal.forbidden());
             }
-            if (access.stream().closed()) {
-                return refusal(Refusal.closed(access.stream().state()));
+            if (access.stream().closed() || !store.beginUpload(blobId, streamId, user, type)) {
+                return refusal(Refusal.closed(access.stream().closed() ? access.stream().state() : "closed"));
             }
-            if (!store.insertBlob(blobId, streamId, user, type, bytes, sha256)) {
-                return refusal(Refusal.closed("closed"));
-            }
-            return Json.answer(HttpStatus.CREATED, new BlobStored(blobId, bytes.length, type, sha256));
+            return null;
         });
+        if (refused != null) {
+            return refused;
+        }
+        Blobs.Stored stored;
+        try {
+            stored = blobs.receive(blobId, request.getInputStream(), max);
+        }
+        catch (java.io.IOException | RuntimeException failed) {
+            dropUpload(blobId);
+            if (failed instanceof Blobs.TooLarge || failed instanceof dev.waterline.web.BodyTooLarge) {
+                return refusal(new Refusal("too_large", HttpStatus.CONTENT_TOO_LARGE, "the blob is larger than " + max + " bytes", null));
+            }
+            if (failed instanceof java.io.IOException) {
+                // the client went away, or its body broke off: nothing is kept, and nobody may be listening
+                throw ApiException.invalid("the body ended before it was whole; nothing was stored");
+            }
+            throw failed;
+        }
+        boolean kept = turns.run(() -> store.storeUpload(blobId, stored.size(), stored.sha256()));
+        if (!kept) {
+            dropUpload(blobId);
+            return refusal(Refusal.closed("closed"));
+        }
+        return Json.answer(HttpStatus.CREATED, new BlobStored(blobId, stored.size(), type, stored.sha256()));
+    }
+
+    /** An upload that did not finish: its row goes (queuing its parts' removal) on a thread of its own if need be. */
+    private void dropUpload(String blobId) {
+        try {
+            store.dropUpload(blobId);
+            blobs.removedSoon();
+        }
+        catch (RuntimeException e) {
+            // the row stays uploading; the sweep of abandoned uploads removes it after waterline.blobs.upload-timeout
+            log.warn("a failed upload's row could not be dropped now; the sweep of abandoned uploads will: " + e);
+        }
     }
 
     @Operation(summary = "One stream (members of its chat only)",
@@ -300,26 +337,20 @@ class StreamController {
         events.serve(s, from, response);
     }
 
-    @Operation(summary = "A blob's bytes, with their Content-Type (members of its stream's chat only)",
+    @Operation(summary = "A blob's bytes (members of its stream's chat only), served as a download",
+            description = "As user content: Content-Disposition attachment, nosniff, a sandboxing Content-Security-Policy, and"
+                    + " the recorded type only when it is passive (anything a browser could run is application/octet-stream)."
+                    + " ETag (If-None-Match: 304) and one Range (206; 416 past the end) are honoured.",
             responses = @ApiResponse(responseCode = "200", description = "the bytes"))
     @QueryToken
     @GetMapping("/api/blobs/{blobId}")
-    ResponseEntity<byte[]> blob(@Parameter(hidden = true) HttpServletRequest request, @PathVariable String blobId,
-                                @RequestParam(name = "access_token", required = false) @Parameter(hidden = true) String accessToken) {
+    void blob(@Parameter(hidden = true) HttpServletRequest request, @Parameter(hidden = true) HttpServletResponse response,
+              @PathVariable String blobId,
+              @RequestParam(name = "access_token", required = false) @Parameter(hidden = true) String accessToken) throws java.io.IOException {
         String user = ApiAuthentication.userId(request);
-        return turns.run(() -> {
-            StreamStore.Blob b = store.blobForMember(blobId, user)
-                    .orElseThrow(() -> new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such blob"));
-            MediaType type;
-            try {
-                type = MediaType.parseMediaType(b.contentType());
-            }
-            catch (RuntimeException e) {
-                type = MediaType.APPLICATION_OCTET_STREAM;
-            }
-            return ResponseEntity.ok().contentType(type).header(HttpHeaders.CACHE_CONTROL, "private, max-age=31536000, immutable")
-                    .header("X-Content-Type-Options", "nosniff").body(b.data());
-        });
+        StreamStore.Blob b = turns.run(() -> store.blobForMember(blobId, user)
+                .orElseThrow(() -> new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such blob")));
+        blobs.send(new Blobs.File(blobId, b.size(), b.sha256(), b.contentType(), blobId), request, response);
     }
 
     private static ApiException noStream() {
@@ -364,15 +395,6 @@ class StreamController {
         }
         catch (NumberFormatException e) {
             throw ApiException.invalid(problem);
-        }
-    }
-
-    private static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        }
-        catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -69,23 +69,48 @@ class StreamStore {
             """;
 
     /**
-     * The blob, if its stream exists, is open and is the caller's. 1: blob id, 2: content type,
-     * 3: size, 4: sha256 (hex), 5: bytes, 6: stream id, 7: producer.
+     * An upload begins: the blob's row, uploading, if its stream exists, is open and is the
+     * caller's (checked before any byte of the body is read). 1: blob id, 2: content type, 3:
+     * stream id, 4: producer.
      */
-    private static final String INSERT_BLOB = """
-            INSERT INTO stream_blobs (blob_id, stream_id, content_type, size, sha256, data)
-            SELECT ?, s.stream_id, ?, ?, ?, ? FROM streams s
+    private static final String BEGIN_UPLOAD = """
+            INSERT INTO stream_blobs (blob_id, stream_id, content_type, size, sha256, state)
+            SELECT ?, s.stream_id, ?, 0, NULL, 'uploading' FROM streams s
             WHERE s.stream_id = ? AND s.producer_id = ? AND s.state = 'open'
             RETURNING blob_id
             """;
 
-    /** 1: user id, 2: blob id. Only for a member of the blob's stream's chat. */
+    /**
+     * The last part is in: the blob is stored, if its stream is still open (a stream completed
+     * meanwhile keeps no blob it never named). 1: size, 2: sha256 (hex), 3: blob id.
+     */
+    private static final String STORE_UPLOAD = """
+            UPDATE stream_blobs b SET state = 'stored', size = ?, sha256 = ?
+            FROM streams s
+            WHERE b.blob_id = ? AND b.state = 'uploading' AND s.stream_id = b.stream_id AND s.state = 'open'
+            RETURNING b.blob_id
+            """;
+
+    /** 1: blob id. An upload that failed: its row goes, and the trigger queues its parts' removal (V8). */
+    private static final String DROP_UPLOAD = """
+            DELETE FROM stream_blobs WHERE blob_id = ? AND state = 'uploading'
+            """;
+
+    /** 1: cut-off in ms, 2: most. Uploads begun longer ago than the cut-off and never finished. */
+    private static final String DROP_ABANDONED_UPLOADS = """
+            DELETE FROM stream_blobs
+            WHERE ctid = ANY (ARRAY(SELECT ctid FROM stream_blobs
+                                    WHERE state = 'uploading' AND created_at < now() - (? * interval '1 millisecond')
+                                    ORDER BY created_at LIMIT ?))
+            """;
+
+    /** 1: user id, 2: blob id. A stored blob's description, only for a member of its stream's chat. */
     private static final String BLOB_FOR_USER = """
-            SELECT b.content_type, b.data
+            SELECT b.content_type, b.size, b.sha256
             FROM stream_blobs b
             JOIN streams s ON s.stream_id = b.stream_id
             JOIN chat_members m ON m.chat_id = s.chat_id AND m.user_id = ?
-            WHERE b.blob_id = ?
+            WHERE b.blob_id = ? AND b.state = 'stored'
             """;
 
     /** 1: idle cut-off in ms, 2: how many. Open streams with no append for longer than the idle timeout. */
@@ -157,18 +182,32 @@ class StreamStore {
         return out;
     }
 
-    /** Stores a blob; false when the stream is gone, closed or not {@code producerId}'s (the caller tells which). */
-    boolean insertBlob(String blobId, String streamId, String producerId, String contentType, byte[] data, String sha256) {
-        return !jdbc.queryForList(INSERT_BLOB, String.class, blobId, contentType, (long) data.length, sha256, data, streamId,
-                producerId).isEmpty();
+    /** Begins an upload; false when the stream is gone, closed or not {@code producerId}'s (the caller tells which). */
+    boolean beginUpload(String blobId, String streamId, String producerId, String contentType) {
+        return !jdbc.queryForList(BEGIN_UPLOAD, String.class, blobId, contentType, streamId, producerId).isEmpty();
     }
 
-    /** A blob's bytes and type. */
-    record Blob(String contentType, byte[] data) {
+    /** Marks an upload stored; false when its stream was closed meanwhile (the caller then drops it). */
+    boolean storeUpload(String blobId, long size, String sha256) {
+        return !jdbc.queryForList(STORE_UPLOAD, String.class, size, sha256, blobId).isEmpty();
+    }
+
+    /** Drops an upload that failed or was refused; its parts' removal is queued by the trigger. */
+    void dropUpload(String blobId) {
+        jdbc.update(DROP_UPLOAD, blobId);
+    }
+
+    /** Drops up to {@code max} uploads begun more than {@code olderThanMillis} ago; returns how many. */
+    int dropAbandonedUploads(long olderThanMillis, int max) {
+        return jdbc.update(DROP_ABANDONED_UPLOADS, olderThanMillis, max);
+    }
+
+    /** A stored blob's description. */
+    record Blob(String contentType, long size, String sha256) {
     }
 
     Optional<Blob> blobForMember(String blobId, String userId) {
-        return jdbc.query(BLOB_FOR_USER, (rs, i) -> new Blob(rs.getString(1), rs.getBytes(2)), userId, blobId)
+        return jdbc.query(BLOB_FOR_USER, (rs, i) -> new Blob(rs.getString(1), rs.getLong(2), rs.getString(3)), userId, blobId)
                 .stream().findFirst();
     }
 

@@ -50,11 +50,16 @@ class ApiErrors {
         return answer;
     }
 
+    @ExceptionHandler(BodyTooLarge.class)
+    ResponseEntity<Map<String, String>> tooLarge(BodyTooLarge e) {
+        return body(HttpStatus.CONTENT_TOO_LARGE, "too_large", e.getMessage());
+    }
+
     @ExceptionHandler({HttpMessageNotReadableException.class, MethodArgumentTypeMismatchException.class,
             MissingServletRequestParameterException.class, HttpMediaTypeNotSupportedException.class})
     ResponseEntity<Map<String, String>> unreadable(Exception e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof BodyLimit.TooLarge tooLarge) {
+            if (t instanceof BodyTooLarge tooLarge) {
                 return body(HttpStatus.CONTENT_TOO_LARGE, "too_large", tooLarge.getMessage());
             }
         }

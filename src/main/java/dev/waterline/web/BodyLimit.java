@@ -20,7 +20,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * gives its own endpoint) is read, on any path: a
  * declared {@code Content-Length} over it is answered {@code 413 too_large} unread, and a body
  * that grows past it while being read (chunked), through the stream or the reader, fails the
- * read ({@link TooLarge}, answered 413 too). A body is parsed before the handler can check its
+ * read ({@link BodyTooLarge}, answered 413 too). A body is parsed before the handler can check its
  * fields, so without this bound one request could make the parser hold any amount of text. The
  * filter runs first of all (before any other filter could read a body), and on every path
  * whatever its spelling ({@code /%61pi/...} reaches the same controllers as {@code /api/...}).
@@ -28,13 +28,6 @@ import org.springframework.web.filter.OncePerRequestFilter;
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE)
 class BodyLimit extends OncePerRequestFilter {
-
-    /** A body that went past the limit while it was being read. */
-    static final class TooLarge extends IOException {
-        TooLarge(long max) {
-            super("request body larger than " + max + " bytes", null);
-        }
-    }
 
     private final long defaultMax;
     private final java.util.List<BodyAllowance> allowances;
@@ -125,10 +118,10 @@ class BodyLimit extends OncePerRequestFilter {
             return n;
         }
 
-        private void count(int n) throws TooLarge {
+        private void count(int n) throws BodyTooLarge {
             read += n;
             if (read > max) {
-                throw new TooLarge(max);
+                throw new BodyTooLarge(max);
             }
         }
 
