@@ -72,7 +72,8 @@ class HookController {
     @Operation(summary = "Create a hook: every message accepted in the chat from now on is delivered to the target, at least once",
             description = "kind http (url, secret), amqp (uri, exchange, routingKey), mqtt (uri, topic), nats (url, subject, jetstream),"
                     + " kafka (bootstrapServers, topic) or redis (uri, stream); events: message (default) and/or offline. Targets on"
-                    + " loopback, private, link-local or multicast addresses are refused (400) unless waterline.hooks.allowed-hosts lists them.",
+                    + " addresses of an IANA special-purpose range (loopback, private, link-local, documentation, …), multicast addresses"
+                    + " and this host's own addresses are refused (400) unless waterline.hooks.allowed-hosts lists them.",
             requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @Content(mediaType = "application/json",
                     schema = @Schema(example = "{\"kind\":\"http\",\"url\":\"https://bots.example.com/waterline\",\"secret\":\"s3cret\",\"events\":[\"message\"]}"))))
     @PostMapping("/api/chats/{chatId}/hooks")
