@@ -60,17 +60,13 @@ public class AddressGuard {
             if (network.length != (v6 ? 16 : 4) || bits < 0 || bits > network.length * 8) {
                 throw new IllegalArgumentException("not an address prefix: " + cidr);
             }
-            Cidr c = new Cidr(network, bits, reason);
-            byte[] hostBitsCleared = network.clone();
-            for (int i = 0; i < hostBitsCleared.length * 8; i++) {
-                if (i >= bits) {
-                    hostBitsCleared[i / 8] &= (byte) ~(0x80 >>> (i % 8));
+            for (int i = bits; i < network.length * 8; i++) {
+                if ((network[i / 8] & (0x80 >>> (i % 8))) != 0) {
+                    // a typo in the table, which would otherwise match nothing
+                    throw new IllegalArgumentException("host bits set in " + cidr);
                 }
             }
-            if (!java.util.Arrays.equals(network, hostBitsCleared)) {
-                throw new IllegalArgumentException("host bits set in " + cidr);
-            }
-            return c;
+            return new Cidr(network, bits, reason);
         }
 
         boolean contains(byte[] address) {

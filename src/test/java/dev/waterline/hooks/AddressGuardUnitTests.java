@@ -186,6 +186,16 @@ class AddressGuardUnitTests {
             List.of("ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "multicast", "", ""));
 
     @Test
+    void aPrefixWrittenWithHostBitsOrForTheOtherFamilyIsATypoAndRefusedWhenTheTableIsBuilt() {
+        assertThatThrownBy(() -> AddressGuard.Cidr.of("192.0.2.1/24", "x")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> AddressGuard.Cidr.of("2001:db8::/16", "x")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> AddressGuard.Cidr.of("::ffff:0:0/96", "x")).as("parsed as IPv4").isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> AddressGuard.Cidr.of("10.0.0.0/33", "x")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(AddressGuard.Cidr.of("198.18.0.0/15", "x").contains(address("198.19.255.255").getAddress())).isTrue();
+        assertThat(AddressGuard.Cidr.of("198.18.0.0/15", "x").contains(address("198.20.0.0").getAddress())).isFalse();
+    }
+
+    @Test
     void everyIpv4SpecialPurposeRangeIsRefusedFromItsFirstToItsLastAddressAndNotOneAddressBeyond() throws Exception {
         checkRanges(V4_RANGES);
     }
