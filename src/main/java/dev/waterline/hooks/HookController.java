@@ -31,8 +31,9 @@ import tools.jackson.databind.JsonNode;
 /**
  * PROTOCOL.md §7 over REST: create, list, read (with the breaker and the counts), delete, the
  * dead letters and their replay. Chat members only ({@code 404} otherwise, as for a hook that does
- * not exist); a hook's secret is stored and never answered. Every call takes one of the bounded
- * turns at PostgreSQL ({@link DatabaseTurns}).
+ * not exist); a hook's secret is stored and never answered, nor is any credential in its target
+ * ({@link TargetMask}). Every call takes one of the bounded turns at PostgreSQL
+ * ({@link DatabaseTurns}).
  */
 @RestController
 class HookController {
@@ -72,7 +73,8 @@ class HookController {
     @Operation(summary = "Create a hook: every message accepted in the chat from now on is delivered to the target, at least once",
             description = "kind http (url, secret), amqp (uri, exchange, routingKey), mqtt (uri, topic), nats (url, subject, jetstream),"
                     + " kafka (bootstrapServers, topic) or redis (uri, stream); events: message (default) and/or offline. Targets on"
-                    + " loopback, private, link-local or multicast addresses are refused (400) unless waterline.hooks.allowed-hosts lists them.",
+                    + " addresses of an IANA special-purpose range (loopback, private, link-local, documentation, …), multicast addresses"
+                    + " and this host's own addresses are refused (400) unless waterline.hooks.allowed-hosts lists them.",
             requestBody = @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @Content(mediaType = "application/json",
                     schema = @Schema(example = "{\"kind\":\"http\",\"url\":\"https://bots.example.com/waterline\",\"secret\":\"s3cret\",\"events\":[\"message\"]}"))))
     @PostMapping("/api/chats/{chatId}/hooks")
@@ -157,14 +159,13 @@ class HookController {
         return List.copyOf(out);
     }
 
-    /** A hook as answered: its target's fields (any password in a URI masked), never its secret. */
+    /** A hook as answered: its target's fields with every credential masked ({@link TargetMask}), never its secret. */
     static Map<String, Object> view(HookRepository.Hook h) {
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("hookId", h.hookId());
         v.put("chatId", h.chatId());
         v.put("kind", h.kind());
-        Map<String, String> shown = new LinkedHashMap<>();
-        h.target().forEach((k, value) -> shown.put(k, k.equals("url") || k.equals("uri") ? masked(value) : value));
+        Map<String, String> shown = TargetMask.shown(h.target());
         v.put("target", shown.getOrDefault("url", shown.getOrDefault("uri", shown.get("bootstrapServers"))));
         v.putAll(shown);
         v.put("events", h.events());
@@ -172,22 +173,6 @@ class HookController {
         v.put("createdBy", h.createdBy());
         v.put("createdAt", h.createdAt());
         return v;
-    }
-
-    static String masked(String uri) {
-        try {
-            java.net.URI u = new java.net.URI(uri);
-            String info = u.getRawUserInfo();
-            if (info == null || !info.contains(":")) {
-                return uri;
-            }
-            return uri.replace(info + "@", info.substring(0, info.indexOf(':')) + ":***@");
-        }
-        catch (java.net.URISyntaxException e) {
-            // cannot happen for a stored target (each was parsed when its hook was created); an
-            // answer must still never echo a password, so nothing of the text is shown
-            return "(unparseable)";
-        }
     }
 
     @Operation(summary = "The chat's hooks")

@@ -22,7 +22,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * that grows past it while being read (chunked), through the stream or the reader, fails the
  * read ({@link BodyTooLarge}, answered 413 too). A body is parsed before the handler can check its
  * fields, so without this bound one request could make the parser hold any amount of text. The
- * filter runs first of all (before any other filter could read a body), and on every path
+ * filter runs first (before any other filter could read a body; {@link RequestTargets}, of the same
+ * order, reads none), and on every path
  * whatever its spelling ({@code /%61pi/...} reaches the same controllers as {@code /api/...}).
  */
 @Component

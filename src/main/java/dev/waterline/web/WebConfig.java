@@ -15,7 +15,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * {@code /demo/} and the JavaScript client's (copied from {@code clients/js/src} by the build)
  * under {@code /client/}; off, neither path exists.
  * <p>
- * Every {@code /api/**} request passes, in this order: authentication (401; the dev-token
+ * Every {@code /api/**} request passes, in this order (after {@link RequestTargets}, which refuses a
+ * malformed path or query on every path): authentication (401; the dev-token
  * endpoint excepted), the rate limit (429), the input gate on its parameters and path variables
  * (400); its JSON body passes the input gate as it is read.
  */

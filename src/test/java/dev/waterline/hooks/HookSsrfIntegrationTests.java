@@ -20,8 +20,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The SSRF guard with no allowed hosts (the production default): loopback, private, link-local
- * (cloud metadata) addresses and a name that resolves to loopback are refused when a hook is
- * created, and again when it is called (a target whose name resolves elsewhere since). That an
+ * (cloud metadata), documentation and other special-purpose addresses, this host's own, and a name
+ * that resolves to loopback are refused when a hook is created, and again when it is called (a target whose name resolves elsewhere since). That an
  * allowed host is called is shown by every other hook test ({@code allowed-hosts=localhost}).
  */
 @WaterlineIntegrationTest
@@ -65,6 +65,51 @@ class HookSsrfIntegrationTests {
                 Map.of("kind", "http", "url", "http://169.254.169.254/")).body().get("message").asString()).contains("link-local");
         assertThat(api.post("/api/chats/" + p.chat() + "/hooks", p.alice(),
                 Map.of("kind", "http", "url", "http://localhost:" + port + "/")).body().get("message").asString()).contains("loopback");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE chat_id = ?", Long.class, p.chat())).isZero();
+    }
+
+    @Test
+    void aHookTo192_0_2_2OrToTheIpv6DocumentationPrefixOrAnyOtherSpecialPurposeRangeIsRefusedWhenCreated() {
+        Api api = new Api(port);
+        Api.Pair p = api.pair("ssrf-special");
+        List<Map<String, Object>> refused = List.of(
+                Map.of("kind", "http", "url", "http://192.0.2.2:9/x"),
+                Map.of("kind", "http", "url", "http://[2001:db8::1]:9/x"),
+                Map.of("kind", "http", "url", "http://198.51.100.7/x"),
+                Map.of("kind", "http", "url", "http://203.0.113.1/x"),
+                Map.of("kind", "http", "url", "http://[3fff::1]/x"),
+                Map.of("kind", "http", "url", "http://192.88.99.1/x"),
+                Map.of("kind", "http", "url", "http://[2002:808:808::1]/x"),
+                Map.of("kind", "redis", "uri", "redis://192.0.2.2:6379", "stream", "s"),
+                Map.of("kind", "kafka", "bootstrapServers", "[2001:db8::1]:9092", "topic", "t"));
+        for (Map<String, Object> body : refused) {
+            Api.Response r = api.post("/api/chats/" + p.chat() + "/hooks", p.alice(), body);
+            assertThat(r.status()).as(body + " → " + r.text()).isEqualTo(400);
+            assertThat(r.body().get("error").asString()).isEqualTo("invalid");
+        }
+        assertThat(api.post("/api/chats/" + p.chat() + "/hooks", p.alice(), Map.of("kind", "http", "url", "http://192.0.2.2:9/x"))
+                .body().get("message").asString()).contains("TEST-NET-1");
+        assertThat(api.post("/api/chats/" + p.chat() + "/hooks", p.alice(), Map.of("kind", "http", "url", "http://[2001:db8::1]:9/x"))
+                .body().get("message").asString()).contains("documentation");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE chat_id = ?", Long.class, p.chat())).isZero();
+    }
+
+    @Test
+    void everyAddressOfThisHostsOwnInterfacesIsRefusedWhenAHookIsCreated() throws Exception {
+        Api api = new Api(port);
+        Api.Pair p = api.pair("ssrf-own");
+        List<String> accepted = new java.util.ArrayList<>();
+        for (java.net.NetworkInterface i : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+            for (java.net.InetAddress a : java.util.Collections.list(i.getInetAddresses())) {
+                String host = AddressGuard.uriHost(java.net.InetAddress.getByAddress(a.getAddress()));
+                Api.Response r = api.post("/api/chats/" + p.chat() + "/hooks", p.alice(),
+                        Map.of("kind", "http", "url", "http://" + host + ":" + port + "/x"));
+                if (r.status() != 400) {
+                    accepted.add(i.getName() + " " + host + " → " + r.status());
+                }
+            }
+        }
+        assertThat(accepted).as("addresses of this host a hook was allowed to call").isEmpty();
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE chat_id = ?", Long.class, p.chat())).isZero();
     }
 

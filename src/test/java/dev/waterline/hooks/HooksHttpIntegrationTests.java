@@ -206,6 +206,37 @@ class HooksHttpIntegrationTests {
     }
 
     @Test
+    void aRedisHooksPasswordAndEveryOtherCredentialIsMaskedInEveryAnswerAndStoredAsGiven() {
+        Api.Pair p = api.pair("hk-mask");
+        List<Map<String, Object>> hooks = List.of(
+                Map.of("kind", "redis", "uri", "redis://secret@localhost:6379", "stream", "s"),
+                Map.of("kind", "redis", "uri", "redis://default:secret@localhost:6379/2", "stream", "s"),
+                Map.of("kind", "amqp", "uri", "amqp://guest:secret@localhost:5672/?auth_token=secret", "exchange", "x", "routingKey", "k"),
+                Map.of("kind", "mqtt", "uri", "mqtt://user:secret@localhost:1883", "topic", "t"),
+                Map.of("kind", "nats", "url", "nats://secret@localhost:4222", "subject", "s"),
+                Map.of("kind", "http", "url", receiver.url("/x?token=secret&page=2")));
+        List<String> ids = new ArrayList<>();
+        for (Map<String, Object> body : hooks) {
+            Api.Response created = api.post("/api/chats/" + p.chat() + "/hooks", p.alice(), body);
+            assertThat(created.status()).as(created.text()).isEqualTo(201);
+            assertThat(created.text()).as("POST " + body).doesNotContain("secret").contains("***");
+            ids.add(created.body().get("hookId").asString());
+        }
+        Api.Response list = api.get("/api/chats/" + p.chat() + "/hooks", p.bob());
+        assertThat(list.body().get("hooks")).hasSize(hooks.size());
+        assertThat(list.text()).as("GET the list").doesNotContain("secret");
+        for (String id : ids) {
+            Api.Response one = api.get("/api/hooks/" + id, p.bob());
+            assertThat(one.status()).isEqualTo(200);
+            assertThat(one.text()).as("GET " + id).doesNotContain("secret").contains("***");
+        }
+        assertThat(api.get("/api/hooks/" + ids.get(0), p.bob()).body().get("uri").asString()).isEqualTo("redis://***@localhost:6379");
+        // the sink needs the credentials: only the answers are masked
+        assertThat(jdbc.queryForObject("SELECT target->>'uri' FROM hooks WHERE hook_id = ?", String.class, ids.get(0)))
+                .isEqualTo("redis://secret@localhost:6379");
+    }
+
+    @Test
     void malformedHooksAreRefusedWithInvalid() {
         Api.Pair p = api.pair("hk-invalid");
         String url = receiver.url("/x");
