@@ -402,6 +402,63 @@ describe('the demo page', { skip: requireBrowser('the demo page tests') }, () =>
     assertNoPageProblems();
   });
 
+  test('a file uploaded as HTML or SVG runs nothing in the page\'s origin, opened or embedded', { timeout: 120_000 }, async () => {
+    const mallory = await person('xss-mallory');
+    // Mallory uploads pages whose script would copy the demo's token to where she could read it.
+    const payload = `localStorage.setItem('pwned', JSON.stringify(Object.entries(localStorage)));
+      document.title = 'pwned'; fetch('/api/dev/tokens', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ userId: 'pwned-' + location.pathname.length }) });`;
+    const files = {
+      'text/html': `<html><body><script>${payload}</script></body></html>`,
+      'image/svg+xml': `<svg xmlns="http://www.w3.org/2000/svg" onload="${payload.replace(/"/g, '&quot;')}"><script>${payload}</script></svg>`,
+      'application/xhtml+xml': `<html xmlns="http://www.w3.org/1999/xhtml"><body><script>${payload}</script></body></html>`,
+    };
+    const blobs = await mallory.page.evaluate(async (files) => {
+      const token = localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith('waterline-demo:token:')));
+      const auth = { Authorization: `Bearer ${token}` };
+      const json = (r) => r.json();
+      const chat = await fetch('/api/chats', { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ members: ['xss-victim'] }) }).then(json);
+      const stream = await fetch(`/api/chats/${chat.chatId}/streams`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+        body: '{}' }).then(json);
+      const out = [];
+      for (const [type, body] of Object.entries(files)) {
+        const blob = await fetch(`/api/streams/${stream.streamId}/blobs`, { method: 'POST', headers: { ...auth, 'Content-Type': type }, body }).then(json);
+        out.push({ type, blobId: blob.blobId });
+      }
+      return out;
+    }, files);
+    assert.equal(blobs.length, 3);
+
+    // The victim, signed in to the demo, opens each file by its link (token in the query, as Mallory would send it)
+    // and the demo page embeds each in a frame: no script of the file may run with the demo's origin.
+    const victim = await person('xss-victim');
+    const token = await victim.page.evaluate(() => localStorage.getItem('waterline-demo:token:xss-victim'));
+    assert.ok(token, 'the demo keeps its token in localStorage');
+    for (const { type, blobId } of blobs) {
+      const url = `${server.base}/api/blobs/${blobId}?access_token=${encodeURIComponent(token)}`;
+      const tab = await victim.ctx.newPage();
+      tab.on('download', (d) => d.cancel().catch(() => {}));
+      const opened = await tab.goto(url).then((r) => r?.status() ?? 'no response', (e) => String(e.message ?? e));
+      // a download is no page: Chromium aborts the navigation; if it rendered anything, the sandbox holds it
+      assert.notEqual(await tab.title().catch(() => ''), 'pwned', `${type} opened: ${opened}`);
+      await tab.close();
+      await victim.page.evaluate((src) => new Promise((done) => {
+        const frame = document.createElement('iframe');
+        frame.src = src;
+        frame.onload = () => done();
+        setTimeout(done, 3000);
+        document.body.append(frame);
+      }), url);
+    }
+    // An inline script runs before its document's load event, which goto and the frames waited for.
+    assert.equal(await victim.page.evaluate(() => localStorage.getItem('pwned')), null, 'a file\'s script ran in the demo\'s origin');
+    const chats = await victim.page.evaluate(async (token) => (await fetch('/api/chats?limit=500', { headers: { Authorization: `Bearer ${token}` } })
+      .then((r) => r.json())).chats.length, token);
+    assert.ok(chats >= 1, 'the victim is still served');
+    await shot(victim.page, '12-uploaded-html-runs-nothing.png');
+  });
+
   test('own messages without a correlationId are each a bubble of their own', async () => {
     // This server gives every message a correlationId, so the case is made in the page: the log
     // of the demo, fed by a stand-in for the client, gets two own messages that have none.

@@ -69,6 +69,8 @@ public class Blobs {
     private final BlobRemovals removals;
     private final Counter bytesIn;
     private final Counter bytesOut;
+    private final Counter tooSlow;
+    private final Counter cutShort;
 
     Blobs(BlobStore store, BlobProperties properties, Transfers transfers, BlobRemovals removals, WaterlineMetrics metrics) {
         this.store = store;
@@ -77,6 +79,8 @@ public class Blobs {
         this.removals = removals;
         this.bytesIn = metrics.counter("waterline.blob.bytes", "bytes of file contents stored and served", "direction", "in");
         this.bytesOut = metrics.counter("waterline.blob.bytes", "bytes of file contents stored and served", "direction", "out");
+        this.tooSlow = metrics.counter("waterline.blob.transfers.aborted", "transfers cut off before their end", "reason", "too_slow");
+        this.cutShort = metrics.counter("waterline.blob.transfers.aborted", "transfers cut off before their end", "reason", "broken");
     }
 
     /**
@@ -90,6 +94,17 @@ public class Blobs {
             store.write(key, in);
             bytesIn.increment(in.count);
             return new Stored(in.count, HexFormat.of().formatHex(in.digest.digest()));
+        }
+        catch (TooSlow slow) {
+            tooSlow.increment();
+            throw slow;
+        }
+        catch (TooLarge large) {
+            throw large;
+        }
+        catch (IOException broken) {
+            cutShort.increment();
+            throw broken;
         }
     }
 
@@ -137,10 +152,22 @@ public class Blobs {
         if (range.length() == 0 || "HEAD".equals(request.getMethod())) {
             return;
         }
+        // A transfer cut off mid-body (too slow, or the store failed) must not leave a kept-alive
+        // connection whose next bytes the client would read as the rest of this body: it closes.
+        response.setHeader(HttpHeaders.CONNECTION, "close");
         try (Transfers.Turn turn = transfers.begin()) {
             OutputStream out = response.getOutputStream();
             store.read(file.key(), range.from(), range.to(), new CountingOut(out, pace()));
             out.flush();
+        }
+        catch (TooSlow slow) {
+            // the client reads too slowly to keep its turn: the answer ends here, short of its
+            // Content-Length, and the connection closes; the client may ask again with a Range
+            tooSlow.increment();
+        }
+        catch (IOException broken) {
+            // the client went away (or the store lost the file mid-read): nobody is left to tell
+            cutShort.increment();
         }
     }
 

@@ -245,6 +245,11 @@ class StreamController {
             if (failed instanceof Blobs.TooLarge || failed instanceof dev.waterline.web.BodyTooLarge) {
                 return refusal(new Refusal("too_large", HttpStatus.CONTENT_TOO_LARGE, "the blob is larger than " + max + " bytes", null));
             }
+            if (failed instanceof Blobs.TooSlow) {
+                return ResponseEntity.status(HttpStatus.REQUEST_TIMEOUT).header(HttpHeaders.CONNECTION, "close")
+                        .contentType(MediaType.APPLICATION_JSON).body(refusal(new Refusal("too_slow", HttpStatus.REQUEST_TIMEOUT,
+                                "the upload went slower than waterline.blobs.min-transfer-rate; nothing was stored", null)).getBody());
+            }
             if (failed instanceof java.io.IOException) {
                 // the client went away, or its body broke off: nothing is kept, and nobody may be listening
                 throw ApiException.invalid("the body ended before it was whole; nothing was stored");

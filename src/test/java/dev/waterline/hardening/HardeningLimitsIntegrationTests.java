@@ -53,6 +53,8 @@ import static org.assertj.core.api.Assertions.assertThat;
         "waterline.gateway.max-sends-per-second=5",
         "waterline.auth.clock-skew=0s",
         "waterline.gateway.head-deadline=4s",
+        "waterline.blobs.slow-transfer-grace=2s",
+        "waterline.blobs.min-transfer-rate=1MB",
         "waterline.embedded.database=limits",
         "spring.data.redis.database=12"})
 class HardeningLimitsIntegrationTests {
@@ -274,6 +276,47 @@ class HardeningLimitsIntegrationTests {
         finally {
             pace.shutdownNow();
         }
+    }
+
+    /**
+     * A download read more slowly than the minimum pace (1 MB/s here, after 2 s) gives its turn
+     * back: the answer stops short of its length and the connection closes, so the client cannot
+     * take the rest for the next answer's bytes. Twelve slow downloads of one blob used to hold
+     * twelve copies of it in the heap for as long as their clients liked.
+     */
+    @Test
+    void aDownloadReadSlowerThanTheMinimumPaceIsCutOffAndItsConnectionClosed() throws Exception {
+        String alice = token("pace-alice");
+        String chat = api.createChat(alice, "pace-bob");
+        String stream = api.post("/api/chats/" + chat + "/streams", alice, Map.of()).body().get("streamId").asString();
+        int size = 24 * 1024 * 1024;
+        HttpResponse<String> up = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                        "http://127.0.0.1:" + port + "/api/streams/" + stream + "/blobs"))
+                .header("Authorization", "Bearer " + alice).header("Content-Type", "application/octet-stream")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[size])).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(up.statusCode()).isEqualTo(201);
+        String blob = Api.JSON.readTree(up.body()).get("blobId").asString();
+
+        try (Socket slow = new Socket()) {
+            slow.setReceiveBufferSize(4096);
+            slow.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+            slow.setSoTimeout(30_000);
+            slow.getOutputStream().write(("GET /api/blobs/" + blob + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer "
+                    + token("pace-bob") + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            InputStream in = slow.getInputStream();
+            byte[] buffer = new byte[4096];
+            long read = 0;
+            long start = System.nanoTime();
+            // about 400 KB/s: well under the pace once the socket buffers' first megabytes are spent
+            for (int n; (n = in.read(buffer)) > 0; ) {
+                read += n;
+                java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
+            }
+            assertThat(read).as("cut off short of the body").isLessThan(size);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+        }
+        assertThat(api.get("/actuator/prometheus", null).text()).contains("waterline_blob_transfers_active 0.0")
+                .containsPattern("waterline_blob_transfers_aborted_total\\{reason=\"too_slow\"} [1-9]");
     }
 
     @Test
