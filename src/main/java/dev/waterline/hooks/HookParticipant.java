@@ -23,10 +23,14 @@ import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
 
 /**
- * Hooks' part of the group commit: one delivery per hook of each new message's chat, and for
- * {@code offline} hooks one per recipient with no live session, inserted in the message's own
- * transaction after its history row (H1: enqueued with the message, never for a message that did
- * not commit). The hooks are found by the database, not a cache: the batch holds its chats' rows
+ * Hooks' part of the group commit: one delivery per {@code message} hook of each new message's
+ * chat, and for {@code offline} hooks one fan-out row per hook carrying the recipients with no
+ * live session (expanded into one delivery each by {@link OfflineFanouts}, outside the commit),
+ * inserted in the message's own transaction after its history row (H1: enqueued with the message,
+ * never for a message that did not commit). What one message adds to a shared commit is bounded by
+ * its chat's hooks ({@code max-hooks-per-chat}), never by hooks times members: the per-recipient
+ * rows of ten offline hooks on a 500-member chat (5,010 a message) made a batch time out, and every
+ * other send sharing that writer was refused. The hooks are found by the database, not a cache: the batch holds its chats' rows
  * locked, and creating or deleting a hook takes the chat row's lock too, so a hook sees exactly
  * the messages committed after its creation, on every node. The payload is built there too, from
  * the message's history row, written earlier in the same transaction.
@@ -72,16 +76,19 @@ class HookParticipant implements CommitParticipant {
             RETURNING id
             """;
 
-    /** 1..4: pairwise text[] chat ids, text[] message ids, text[] offline recipients, bigint[] seqs. */
-    private static final String INSERT_OFFLINE_DELIVERIES = """
-            INSERT INTO hook_deliveries (hook_id, event, message_id, user_id, idempotency_key, payload, status)
-            SELECT h.hook_id, 'offline', o.message_id, o.user_id, h.hook_id || ':' || o.message_id || ':' || o.user_id,
-                   json_build_object('hookId', h.hook_id, 'event', 'offline', 'userId', o.user_id, 'chatId', o.chat_id,
-                       'messageId', o.message_id, 'seq', o.seq)::text,
-                   CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
-            FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) AS o(chat_id, message_id, user_id, seq)
-            JOIN hooks h ON h.chat_id = o.chat_id AND 'offline' = ANY (h.events)
-            ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
+    /**
+     * 1..5: pairwise text[] chat ids, text[] message ids, bigint[] seqs, text[] senders, text[]
+     * offline recipients (one element per message and recipient). One fan-out row per offline hook
+     * of the chat and message, with its recipients gathered into an array.
+     */
+    private static final String INSERT_OFFLINE_FANOUTS = """
+            WITH o AS (
+                SELECT chat_id, message_id, seq, sender_id, array_agg(user_id ORDER BY user_id) AS user_ids
+                FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[]) AS r(chat_id, message_id, seq, sender_id, user_id)
+                GROUP BY chat_id, message_id, seq, sender_id)
+            INSERT INTO hook_offline_fanouts (hook_id, chat_id, message_id, seq, sender_id, user_ids)
+            SELECT h.hook_id, o.chat_id, o.message_id, o.seq, o.sender_id, o.user_ids
+            FROM o JOIN hooks h ON h.chat_id = o.chat_id AND 'offline' = ANY (h.events)
             RETURNING id
             """;
 
@@ -92,13 +99,16 @@ class HookParticipant implements CommitParticipant {
     private final SessionRegistry sessions;
     private final Presence presence;
     private final HookWorkers workers;
+    private final OfflineFanouts fanouts;
     private final HookMetrics metrics;
 
-    HookParticipant(OfflineChats offlineChats, SessionRegistry sessions, Presence presence, HookWorkers workers, HookMetrics metrics) {
+    HookParticipant(OfflineChats offlineChats, SessionRegistry sessions, Presence presence, HookWorkers workers,
+                    OfflineFanouts fanouts, HookMetrics metrics) {
         this.offlineChats = offlineChats;
         this.sessions = sessions;
         this.presence = presence;
         this.workers = workers;
+        this.fanouts = fanouts;
         this.metrics = metrics;
     }
 
@@ -115,10 +125,11 @@ class HookParticipant implements CommitParticipant {
             distinct.add(m.chatId());
         }
         List<Long> ids = new ArrayList<>();
+        int[] fanned = {0};
         List<Statement> statements = new ArrayList<>(2);
         statements.add(Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> ids.add(rs.getLong(1)), distinct.toArray(String[]::new),
                 batch.sentAt().toString(), chats, seqs));
-        Statement offline = offline(batch, ids);
+        Statement offline = offline(batch, fanned);
         if (offline != null) {
             statements.add(offline);
         }
@@ -134,12 +145,15 @@ class HookParticipant implements CommitParticipant {
                     metrics.enqueued(ids.size());
                     workers.wake(ids);
                 }
+                if (fanned[0] > 0) {
+                    fanouts.wake();
+                }
             }
         };
     }
 
-    /** The offline deliveries' statement, or null when no chat of the batch has an offline hook. */
-    private Statement offline(Batch batch, List<Long> ids) {
+    /** The offline fan-outs' statement, or null when no chat of the batch has an offline hook. */
+    private Statement offline(Batch batch, int[] fanned) {
         if (offlineChats.isEmpty()) {
             return null;
         }
@@ -161,23 +175,24 @@ class HookParticipant implements CommitParticipant {
         // live on another node counts as live; a lookup that fails counts everyone not here as
         // offline (a nudge too many is better than a lost one)
         Map<String, Location> elsewhere = notHere.isEmpty() || !presence.clustered() ? Map.of() : lookup(notHere);
-        List<String> chat = new ArrayList<>(), message = new ArrayList<>(), user = new ArrayList<>();
+        List<String> chat = new ArrayList<>(), message = new ArrayList<>(), sender = new ArrayList<>(), user = new ArrayList<>();
         List<Long> seq = new ArrayList<>();
         for (NewMessage m : concerned) {
             for (String r : m.recipients()) {
                 if (notHere.contains(r) && !elsewhere.containsKey(r)) {
                     chat.add(m.chatId());
                     message.add(m.messageId());
-                    user.add(r);
                     seq.add(m.seq());
+                    sender.add(m.senderId());
+                    user.add(r);
                 }
             }
         }
         if (chat.isEmpty()) {
             return null;
         }
-        return Statement.of(INSERT_OFFLINE_DELIVERIES, rs -> ids.add(rs.getLong(1)), chat.toArray(String[]::new),
-                message.toArray(String[]::new), user.toArray(String[]::new), seq.stream().mapToLong(Long::longValue).toArray());
+        return Statement.of(INSERT_OFFLINE_FANOUTS, rs -> fanned[0]++, chat.toArray(String[]::new), message.toArray(String[]::new),
+                seq.stream().mapToLong(Long::longValue).toArray(), sender.toArray(String[]::new), user.toArray(String[]::new));
     }
 
     /**
