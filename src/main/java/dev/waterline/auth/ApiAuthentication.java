@@ -18,6 +18,7 @@ import org.springframework.web.servlet.HandlerInterceptor;
 public class ApiAuthentication implements HandlerInterceptor {
 
     private static final String USER = ApiAuthentication.class.getName() + ".user";
+    private static final String GOOD_UNTIL = ApiAuthentication.class.getName() + ".goodUntil";
 
     private final Tokens tokens;
 
@@ -42,6 +43,7 @@ public class ApiAuthentication implements HandlerInterceptor {
             return false;
         }
         request.setAttribute(USER, user.get().userId());
+        request.setAttribute(GOOD_UNTIL, user.get().goodUntilMillis());
         return true;
     }
 
@@ -59,6 +61,18 @@ public class ApiAuthentication implements HandlerInterceptor {
     /** The authenticated user of this request, or null when it was not authenticated. */
     public static String userIdOrNull(HttpServletRequest request) {
         return (String) request.getAttribute(USER);
+    }
+
+    /**
+     * Until when (epoch ms, the clock skew included) the token that authenticated this request is
+     * good: a long-lived answer (server-sent events) ends then, as a WebSocket session does (4001).
+     */
+    public static long goodUntilMillis(HttpServletRequest request) {
+        Object until = request.getAttribute(GOOD_UNTIL);
+        if (until == null) {
+            throw new IllegalStateException("request was not authenticated");
+        }
+        return (Long) until;
     }
 
     public static String userId(HttpServletRequest request) {

@@ -71,7 +71,7 @@ class ChatController {
         String chatId = UlidCreator.getMonotonicUlid().toString();
         return turns.run(() -> {
             try {
-                chats.create(chatId, title, List.copyOf(members), properties.maxChatsPerUser());
+                chats.create(chatId, title, caller, List.copyOf(members), properties.quota());
             }
             catch (ChatRepository.OverQuota e) {
                 throw overQuota();
@@ -126,7 +126,7 @@ class ChatController {
         String userId = Json.id(body, "userId", MAX_USER_ID);
         return turns.run(() -> {
             try {
-                if (!chats.addMember(chatId, caller, userId, properties.maxMembers(), properties.maxChatsPerUser())) {
+                if (!chats.addMember(chatId, caller, userId, properties.maxMembers(), properties.quota())) {
                     throw ApiException.notFound();
                 }
             }
@@ -143,6 +143,7 @@ class ChatController {
     private ApiException overQuota() {
         // Retry-After as PROTOCOL.md §2 asks of every 429; a quota frees up only when chats are left.
         return new ApiException(HttpStatus.TOO_MANY_REQUESTS, "rate_limited",
-                "a member would belong to more than " + properties.maxChatsPerUser() + " chats", 60);
+                "a member would belong to more than " + properties.maxChatsPerUser() + " chats, or to more than "
+                        + properties.maxChatsAddedByOthers() + " that others added them to", 60);
     }
 }

@@ -68,14 +68,17 @@ public class ChatRepository {
 
     /**
      * Raises the chat count of each user joining a chat, refusing any at the quota: a user at
-     * the quota returns no row, and the caller rolls back. Rows are upserted in user id order,
-     * so concurrent creations take the count rows' locks in one order and never deadlock.
-     * 1: text[] user ids (distinct), 2: the quota.
+     * the quota, or one another user adds who is at the share others may fill, returns no row, and
+     * the caller rolls back. Rows are upserted in user id order, so concurrent creations take the
+     * count rows' locks in one order and never deadlock. 1: text[] user ids (distinct), 2: int[]
+     * whether each was added by someone else (1) or joins by their own doing (0), pairwise, 3: the
+     * quota, 4: the share others may fill.
      */
     private static final String COUNT_JOINS = """
-            INSERT INTO user_chat_counts AS u (user_id, chats)
-            SELECT j.user_id, 1 FROM unnest(?::text[]) AS j(user_id) ORDER BY j.user_id
-            ON CONFLICT (user_id) DO UPDATE SET chats = u.chats + 1 WHERE u.chats < ?
+            INSERT INTO user_chat_counts AS u (user_id, chats, added)
+            SELECT j.user_id, 1, j.added FROM unnest(?::text[], ?::int[]) AS j(user_id, added) ORDER BY j.user_id
+            ON CONFLICT (user_id) DO UPDATE SET chats = u.chats + 1, added = u.added + EXCLUDED.added
+              WHERE u.chats < ? AND (EXCLUDED.added = 0 OR u.added < ?)
             RETURNING u.user_id
             """;
 
@@ -105,16 +108,26 @@ public class ChatRepository {
         this.jdbc = jdbc;
     }
 
-    /** Creates a chat with these (distinct) members; throws {@link OverQuota} if one of them is at the quota. */
+    /** The membership quotas: all of a user's chats, and the share of them others may add the user to. */
+    public record Quota(int maxChats, int maxAddedByOthers) {
+    }
+
+    /**
+     * Creates a chat with these (distinct) members, {@code creator} among them; throws
+     * {@link OverQuota} if one of them is at the quota (the others: at the share others may fill).
+     */
     @Transactional
-    void create(String chatId, String title, List<String> members, int maxChatsPerUser) {
-        countJoins(members, maxChatsPerUser);
+    void create(String chatId, String title, String creator, List<String> members, Quota quota) {
+        countJoins(creator, members, quota);
         jdbc.update(INSERT_CHAT, chatId, title);
         jdbc.update(INSERT_MEMBERS, chatId, members.toArray(String[]::new));
     }
 
-    private void countJoins(List<String> users, int maxChatsPerUser) {
-        List<String> counted = jdbc.queryForList(COUNT_JOINS, String.class, users.toArray(String[]::new), maxChatsPerUser);
+    /** Counts {@code users} joining a chat; each but {@code byThemselves} is added by someone else. */
+    private void countJoins(String byThemselves, List<String> users, Quota quota) {
+        int[] added = users.stream().mapToInt(u -> u.equals(byThemselves) ? 0 : 1).toArray();
+        List<String> counted = jdbc.queryForList(COUNT_JOINS, String.class, users.toArray(String[]::new), added, quota.maxChats(),
+                quota.maxAddedByOthers());
         if (counted.size() != users.size()) {
             throw new OverQuota();
         }
@@ -150,7 +163,7 @@ public class ChatRepository {
      * new member is at the membership quota.
      */
     @Transactional
-    public boolean addMember(String chatId, String caller, String userId, int maxMembers, int maxChatsPerUser) {
+    public boolean addMember(String chatId, String caller, String userId, int maxMembers, Quota quota) {
         if (jdbc.queryForList(LOCK_CHAT, String.class, chatId).isEmpty() || !isMember(chatId, caller)) {
             return false;
         }
@@ -159,7 +172,7 @@ public class ChatRepository {
             if (count != null && count >= maxMembers) {
                 throw new TooManyMembers();
             }
-            countJoins(List.of(userId), maxChatsPerUser);
+            countJoins(caller, List.of(userId), quota);
             jdbc.update(INSERT_MEMBERS, chatId, new String[] {userId});
         }
         return true;

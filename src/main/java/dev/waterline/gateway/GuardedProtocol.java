@@ -39,7 +39,8 @@ import org.apache.tomcat.util.net.SocketBufferHandler;
  * of them filled a 512 MB heap. The deadline rides on Tomcat's own timeout check: while a head is
  * awaited, the connection's last read is reported to Tomcat's timeout check as no later than the
  * deadline less the read timeout ({@link HeadTimedWrapper#getLastRead}), so the poller's usual scan
- * (every second) closes it there. {@link HeadDeadlineValve} tells the connection when its head is complete (the request
+ * (every second) closes a silent connection there; and every read checks the deadline first, so a
+ * trickling one (which the scan may never find waiting) fails its next read past it. {@link HeadDeadlineValve} tells the connection when its head is complete (the request
  * reached the container) and when the next one is awaited; a WebSocket upgrade or an asynchronous
  * response ends the deadline for good (an upgraded connection's idleness is the idle reaper's).</li>
  * </ul>
@@ -251,6 +252,35 @@ public class GuardedProtocol extends Http11NioProtocol {
                 HEADS_TIMED_OUT.incrementAndGet();
             }
             return Math.min(real, due - getReadTimeout());
+        }
+
+        /**
+         * Reads check the deadline too: the poller's scan sees a connection only while it waits
+         * for bytes, and a client that trickles them in step with the scan (a byte a second) is
+         * never waiting when it looks. A read past the deadline fails as a timeout, which Tomcat
+         * answers by closing the connection.
+         */
+        @Override
+        public int read(boolean block, java.nio.ByteBuffer to) throws java.io.IOException {
+            checkDeadline();
+            return super.read(block, to);
+        }
+
+        @Override
+        public int read(boolean block, byte[] b, int off, int len) throws java.io.IOException {
+            checkDeadline();
+            return super.read(block, b, off, len);
+        }
+
+        private void checkDeadline() throws java.net.SocketTimeoutException {
+            long due = headDueAt;
+            if (due != 0 && System.currentTimeMillis() > due) {
+                if (!counted) {
+                    counted = true;
+                    HEADS_TIMED_OUT.incrementAndGet();
+                }
+                throw new java.net.SocketTimeoutException("the request head did not arrive whole within its deadline");
+            }
         }
 
         /** The request's head is complete: body reads and the response are not held to the deadline. */

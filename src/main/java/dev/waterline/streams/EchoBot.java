@@ -78,7 +78,7 @@ class EchoBot {
         String chatId = Json.id(body, "chatId", 128);
         turns.run(() -> {
             try {
-                if (!chats.addMember(chatId, caller, BOT, chatLimits.maxMembers(), chatLimits.maxChatsPerUser())) {
+                if (!chats.addMember(chatId, caller, BOT, chatLimits.maxMembers(), chatLimits.quota())) {
                     throw ApiException.notFound();
                 }
             }

@@ -43,7 +43,13 @@ class EventStreams implements SmartLifecycle {
         this.overflowChars = properties.subscriberBufferChars() * 4;
     }
 
-    void serve(StreamView stream, long fromSeq, HttpServletResponse response) throws IOException {
+    /**
+     * Serves {@code stream} from {@code fromSeq} until it ends, the client goes away, the server
+     * stops, or {@code goodUntilMillis} (the token's expiry) passes: then a last comment says why
+     * and the response ends, as a WebSocket session ends with 4001; the client resumes with a fresh
+     * token and {@code Last-Event-ID}.
+     */
+    void serve(StreamView stream, long fromSeq, long goodUntilMillis, HttpServletResponse response) throws IOException {
         response.setStatus(200);
         response.setContentType("text/event-stream");
         response.setCharacterEncoding(StandardCharsets.UTF_8.name());
@@ -60,10 +66,18 @@ class EventStreams implements SmartLifecycle {
             out.write(": following stream " + stream.streamId() + "\n\n");
             out.flush();
             while (true) {
-                String event = sink.queue.poll(KEEP_ALIVE_SECONDS, TimeUnit.SECONDS);
+                long untilExpiry = goodUntilMillis - System.currentTimeMillis();
+                if (untilExpiry <= 0) {
+                    metrics.sseExpired();
+                    out.write(": token expired; reconnect with a fresh token and Last-Event-ID\n\n");
+                    break;
+                }
+                String event = sink.queue.poll(Math.min(TimeUnit.SECONDS.toMillis(KEEP_ALIVE_SECONDS), untilExpiry), TimeUnit.MILLISECONDS);
                 if (event == null) {
-                    out.write(": keep-alive\n\n");
-                    out.flush();
+                    if (goodUntilMillis > System.currentTimeMillis()) {
+                        out.write(": keep-alive\n\n");
+                        out.flush();
+                    }
                     continue;
                 }
                 if (event.isEmpty()) {

@@ -339,7 +339,7 @@ class StreamController {
             }
         }
         StreamView s = turns.run(() -> store.forMember(streamId, user).orElseThrow(StreamController::noStream));
-        events.serve(s, from, response);
+        events.serve(s, from, ApiAuthentication.goodUntilMillis(request), response);
     }
 
     @Operation(summary = "A blob's bytes (members of its stream's chat only), served as a download",

@@ -33,6 +33,7 @@ class StreamMetrics {
     private final Counter missing;
     private final Counter frames;
     private final Counter poisoned;
+    private final Counter sseExpired;
     private final java.util.Map<String, Counter> outcomes = new java.util.HashMap<>();
     private final Timer append;
     private final Timer delivery;
@@ -61,6 +62,8 @@ class StreamMetrics {
                 "committed chunks a tail did not find (removed by retention before it read them)");
         frames = metrics.counter("waterline.stream.chunk.frames", "chunk frames and events written to subscribers");
         poisoned = metrics.poisoned(Appender.LOOP);
+        sseExpired = metrics.counter("waterline.stream.events.expired",
+                "server-sent event responses ended because their token expired (the client resumes with a fresh one)");
         append = metrics.latencyTimer("waterline.stream.append",
                 "an append, completion or abort received until its answer was decided (after commit)");
         delivery = metrics.latencyTimer("waterline.stream.delivery",
@@ -134,5 +137,9 @@ class StreamMetrics {
 
     void delivered(long millis) {
         delivery.record(Math.max(0, millis), TimeUnit.MILLISECONDS);
+    }
+
+    void sseExpired() {
+        sseExpired.increment();
     }
 }

@@ -49,6 +49,7 @@ import static org.assertj.core.api.Assertions.assertThat;
         "waterline.api.requests-per-second=5",
         "waterline.api.burst=5",
         "waterline.chats.max-chats-per-user=3",
+        "waterline.chats.max-chats-added-by-others=1",
         "waterline.gateway.max-connections-per-address=20",
         "waterline.gateway.max-sends-per-second=5",
         "waterline.auth.clock-skew=0s",
@@ -121,6 +122,30 @@ class HardeningLimitsIntegrationTests {
         JsonNode bobChats = api.get("/api/chats", bob).body().get("chats");
         assertThat(bobChats).as("the refused chat was not created").hasSize(1);
         assertThat(bobChats.get(0).get("members")).extracting(JsonNode::asString).containsExactly("quota-bob", "quota-w");
+    }
+
+    /**
+     * Others may fill only their share of a user's quota (one chat of three here): a probe's twenty
+     * throwaway identities filled a victim's whole quota by adding them, and the victim could then
+     * neither create nor join a chat.
+     */
+    @Test
+    void othersCannotSpendAUsersMembershipQuotaForThem() {
+        String victim = token("spent-victim");
+        String first = api.createChat(token("spent-mallory-1"), "spent-victim");
+        Api.Response second = api.post("/api/chats", token("spent-mallory-2"), Map.of("members", List.of("spent-victim")));
+        assertThat(second.status()).as("past the share others may fill").isEqualTo(429);
+        String mallorys = api.createChat(token("spent-mallory-3"), "spent-someone");
+        assertThat(api.post("/api/chats/" + mallorys + "/members", token("spent-mallory-3"), Map.of("userId", "spent-victim")).status())
+                .isEqualTo(429);
+
+        assertThat(api.post("/api/chats", victim, Map.of("members", List.of("spent-friend-1"))).status())
+                .as("the rest of the quota is the victim's own").isEqualTo(201);
+        assertThat(api.post("/api/chats", victim, Map.of("members", List.of("spent-friend-2"))).status()).isEqualTo(201);
+        assertThat(api.post("/api/chats", victim, Map.of("members", List.of("spent-friend-3"))).status())
+                .as("and the whole quota still holds").isEqualTo(429);
+        assertThat(api.get("/api/chats", victim).body().get("chats")).hasSize(3);
+        assertThat(api.get("/api/chats/" + first, victim).status()).isEqualTo(200);
     }
 
     @Test
@@ -326,6 +351,31 @@ class HardeningLimitsIntegrationTests {
             assertThat(ws.awaitClose(Duration.ofSeconds(15))).isEqualTo(4001);
         }
         assertThat(WsClient.handshakeStatus(port, shortLived, null)).as("the same token no longer opens a session").isEqualTo(401);
+    }
+
+    /**
+     * An event stream ends when its token does, as a WebSocket session ends with 4001: a probe's
+     * stream went on 73 s past its token's exp (and would have for as long as the stream lived).
+     */
+    @Test
+    void aServerSentEventStreamEndsWhenItsTokenExpires() throws Exception {
+        String alice = token("sse-alice");
+        String chat = api.createChat(alice, "sse-bob");
+        String stream = api.post("/api/chats/" + chat + "/streams", alice, Map.of()).body().get("streamId").asString();
+        String shortLived = tokens.issue("sse-bob", Duration.ofSeconds(3));
+        long start = System.nanoTime();
+        HttpResponse<java.util.stream.Stream<String>> events = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                        "http://127.0.0.1:" + port + "/api/streams/" + stream + "/events?access_token=" + shortLived))
+                .timeout(Duration.ofSeconds(40)).build(), HttpResponse.BodyHandlers.ofLines());
+        assertThat(events.statusCode()).isEqualTo(200);
+        List<String> lines;
+        try (java.util.stream.Stream<String> body = events.body()) {
+            lines = body.toList();   // to the end of the response
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("ended at the token's exp, the stream still open")
+                .isLessThan(Duration.ofSeconds(15));
+        assertThat(lines).anyMatch(l -> l.startsWith(": token expired"));
+        assertThat(api.get("/api/streams/" + stream, alice).body().get("state").asString()).isEqualTo("open");
     }
 
     /** Reads the rest of one response after its status line: headers, then a body by length or in chunks. */
