@@ -7,8 +7,8 @@ import java.util.Map;
  * One kind of hook target (PROTOCOL.md §7): HTTP, or a broker reached with its own client. A port
  * with one adapter per kind ({@code hooks.sinks}); the workers know none of them.
  *
- * <p>{@link #deliver} is called on a virtual thread, at most {@code per-kind-concurrency} at a time
- * per kind and {@code per-hook-concurrency} per hook; it blocks for at most about
+ * <p>{@link #deliver} is called on a virtual thread, at most {@code per-hook-concurrency} at a time
+ * per hook (fewer while the hook is judged slow); it blocks for at most about
  * {@code call-timeout}, checks the target's address with the {@link AddressGuard} first (every
  * call: a name may resolve elsewhere since the hook was created) and connects to the address it
  * checked. It answers {@link Outcome.Done} only once the target has confirmed (a 2xx, a publisher
