@@ -45,6 +45,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param yieldAbove the group commit's queue pressure (its fullest writer's share, 0 to 1) above
  *                   which the workers claim nothing new: hook deliveries may wait, sends may not.
  *                   Default 0.2; 1 never yields.
+ * @param kafkaMaxProducers Kafka producers (one per cluster, each with a network thread of its
+ *                          own) this node keeps at once, those closing included; a call that would
+ *                          need one more while every one is in use is not made (tried again within
+ *                          {@code call-timeout}, no attempt counted). Default 16.
+ * @param kafkaProducerIdle a Kafka producer unused this long is closed (one whose hooks are all
+ *                          deleted on this node, at once). Default 1 min.
  */
 @ConfigurationProperties("waterline.hooks")
 public record HookProperties(
@@ -67,21 +73,23 @@ public record HookProperties(
         @DefaultValue("10") int maxHooksPerChat,
         @DefaultValue("0.2") double yieldAbove,
         @DefaultValue("1s") Duration slowCall,
-        @DefaultValue("0.5") double slowShare) {
+        @DefaultValue("0.5") double slowShare,
+        @DefaultValue("16") int kafkaMaxProducers,
+        @DefaultValue("1m") Duration kafkaProducerIdle) {
 
     public HookProperties {
         allowedHosts = allowedHosts == null ? List.of()
                 : allowedHosts.stream().map(String::strip).filter(s -> !s.isEmpty()).toList();
         if (workers < 1 || batchSize < 1 || maxInFlight < 1 || perHookConcurrency < 1
-                || maxAttempts < 1 || breakerFailures < 1 || maxHooksPerChat < 1) {
+                || maxAttempts < 1 || breakerFailures < 1 || maxHooksPerChat < 1 || kafkaMaxProducers < 1) {
             throw new IllegalArgumentException("waterline.hooks: workers, batch-size, max-in-flight, per-hook-concurrency,"
-                    + " max-attempts, breaker-failures and max-hooks-per-chat must be positive");
+                    + " max-attempts, breaker-failures, max-hooks-per-chat and kafka-max-producers must be positive");
         }
         if (!(slowShare > 0 && slowShare <= 1)) {
             throw new IllegalArgumentException("waterline.hooks.slow-share must be above 0 and at most 1: " + slowShare);
         }
-        if (slowCall.isNegative() || slowCall.isZero()) {
-            throw new IllegalArgumentException("waterline.hooks.slow-call must be positive");
+        if (slowCall.isNegative() || slowCall.isZero() || kafkaProducerIdle.isNegative() || kafkaProducerIdle.isZero()) {
+            throw new IllegalArgumentException("waterline.hooks.slow-call and kafka-producer-idle must be positive");
         }
         if (!(yieldAbove >= 0 && yieldAbove <= 1)) {
             throw new IllegalArgumentException("waterline.hooks.yield-above must be from 0 to 1: " + yieldAbove);

@@ -92,6 +92,12 @@ class HookWorkers implements SmartLifecycle {
     private final Set<String> notClosed = ConcurrentHashMap.newKeySet();
     /** Hooks whose rows are being brought in line with their breaker, chunk by chunk; true: asked again meanwhile. */
     private final Map<String, Boolean> sorting = new ConcurrentHashMap<>();
+    /**
+     * Hooks deleted on this node within {@code claim-timeout} (when, in nanoseconds): a call of one
+     * that ends after the deletion (claimed just before it) lets the sinks forget the hook again, so
+     * no connection it opened outlives it.
+     */
+    private final Map<String, Long> deleted = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<DeliveryQueue.Recorded> outcomes = new LinkedBlockingQueue<>();
     private final List<Thread> threads = new ArrayList<>();
     private Thread recorder;
@@ -200,8 +206,8 @@ class HookWorkers implements SmartLifecycle {
             Sink.Outcome outcome = sink == null ? new Sink.Outcome.Permanent("no sink for the kind " + c.kind())
                     : sink.deliver(new Sink.Call(c.hookId(), c.id(), c.target(), c.secret(), c.idempotencyKey(), c.attempt(),
                             c.chatId(), c.payload()));
-            // a call cut short by shutdown says nothing about how fast the target is
-            judged = running || !(outcome instanceof Sink.Outcome.Retry);
+            // a call not made, or cut short by shutdown, says nothing about how fast the target is
+            judged = !(outcome instanceof Sink.Outcome.NotMade) && (running || !(outcome instanceof Sink.Outcome.Retry));
             if (!running && outcome instanceof Sink.Outcome.Retry) {
                 // cut short by shutdown: says nothing about the target, and costs the delivery no attempt
                 outcomes.add(new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, clock.instant(), null, null));
@@ -217,6 +223,9 @@ class HookWorkers implements SmartLifecycle {
         }
         finally {
             finished(started, judged);
+            if (deleted.containsKey(c.hookId())) {
+                loops.pass(MAINTENANCE_LOOP, () -> sinks.forget(c.hookId()));
+            }
         }
     }
 
@@ -229,7 +238,7 @@ class HookWorkers implements SmartLifecycle {
         }
     }
 
-    /** An outcome as it will be recorded: done, retried (when), or dead (why). */
+    /** An outcome as it will be recorded: done, retried (when), dead (why), or given back (a call not made). */
     DeliveryQueue.Recorded recorded(DeliveryQueue.Claimed c, Sink.Outcome outcome) {
         String error;
         switch (outcome) {
@@ -240,6 +249,12 @@ class HookWorkers implements SmartLifecycle {
             case Sink.Outcome.Permanent p -> {
                 metrics.attempt(c.kind(), "dead");
                 return new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.DEAD, null, clip(p.error()), true);
+            }
+            case Sink.Outcome.NotMade n -> {
+                // no room on this node (a bound of the sink's, counted there), which a call ends within
+                // call-timeout: says nothing about the target, so its last error stays the target's
+                Duration soon = Backoff.delay(1, null, properties.callTimeout(), properties.backoffMax());
+                return new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, clock.instant().plus(soon), null, null);
             }
             case Sink.Outcome.Retry r -> {
                 error = r.error();
@@ -329,8 +344,14 @@ class HookWorkers implements SmartLifecycle {
         });
     }
 
-    /** Deletes, chunk by chunk on a virtual thread, what a deleted hook left behind. */
+    /**
+     * After a hook's deletion (or when the maintenance pass finds its leftovers): the sinks let go
+     * of connections only it used, and what it left behind is deleted, chunk by chunk on a virtual
+     * thread.
+     */
     void purge(String hookId) {
+        deleted.put(hookId, System.nanoTime());
+        loops.pass(MAINTENANCE_LOOP, () -> sinks.forget(hookId));
         Thread.ofVirtual().name("hook-purge").start(() -> loops.pass(MAINTENANCE_LOOP, () -> {
             while (queue.purgeChunk(hookId) > 0) {
                 // next chunk, until one finds nothing (a short chunk says nothing: rows done meanwhile)
@@ -341,7 +362,7 @@ class HookWorkers implements SmartLifecycle {
     /**
      * Expired claims and probes back, rows of breakers that changed sorted, the breakers not closed
      * read again, the gauges read, the offline chats refreshed, hooks idle here long forgotten by
-     * the shares. Runs on every node, workers or not
+     * the shares, idle target connections closed. Runs on every node, workers or not
      * (its statements run on one node at a time).
      */
     @Scheduled(fixedDelayString = "${waterline.hooks.maintenance-interval:5s}", initialDelayString = "${waterline.hooks.maintenance-interval:5s}")
@@ -370,9 +391,11 @@ class HookWorkers implements SmartLifecycle {
         });
         loops.pass(MAINTENANCE_LOOP, () -> {
             long now = System.nanoTime();
+            deleted.values().removeIf(at -> now - at > properties.claimTimeout().toNanos());
             shares.forgetIdle(now);
             metrics.slowInFlight(shares.load(now).slowCalls());
         });
+        loops.pass(MAINTENANCE_LOOP, sinks::closeIdle);
     }
 
     @Override

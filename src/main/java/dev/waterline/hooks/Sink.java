@@ -14,6 +14,9 @@ import java.util.Map;
  * checked. It answers {@link Outcome.Done} only once the target has confirmed (a 2xx, a publisher
  * confirm, a PUBACK, a JetStream ack or a flush, a Kafka ack from every in-sync replica, an XADD
  * reply), and never throws: a failure is an {@link Outcome}.
+ *
+ * <p>A sink that keeps connections per target bounds them and lets go of them: {@link #forget} when
+ * a hook is deleted, {@link #closeIdle} from the maintenance pass.
  */
 public interface Sink extends AutoCloseable {
 
@@ -31,6 +34,17 @@ public interface Sink extends AutoCloseable {
 
     /** Sends one delivery; never throws. */
     Outcome deliver(Call call);
+
+    /**
+     * The hook is gone (deleted on this node): connections that only it used here may close now,
+     * rather than when idle. A sink that keeps nothing per target does nothing.
+     */
+    default void forget(String hookId) {
+    }
+
+    /** Closes connections idle past the sink's own limit (called by the maintenance pass). */
+    default void closeIdle() {
+    }
 
     /** Releases the connections this sink keeps. */
     @Override
@@ -57,6 +71,13 @@ public interface Sink extends AutoCloseable {
 
         /** Trying again would not change the answer (any other 4xx, a refused address): the dead letters. */
         record Permanent(String error) implements Outcome {
+        }
+
+        /**
+         * The call was not made: this node had no room for it now (every connection it may keep
+         * to targets of the kind in use). Tried again soon; no attempt counted, the breaker untouched.
+         */
+        record NotMade(String reason) implements Outcome {
         }
 
         Outcome DONE = new Done();
