@@ -34,6 +34,7 @@ class HookMetrics {
     private final AtomicLong oldestAge = new AtomicLong();
     private final AtomicLong dead = new AtomicLong();
     private final AtomicLong inFlight = new AtomicLong();
+    private final AtomicLong slowInFlight = new AtomicLong();
 
     HookMetrics(WaterlineMetrics metrics) {
         for (String kind : KINDS) {
@@ -60,6 +61,9 @@ class HookMetrics {
         metrics.gauge("waterline.hook.oldest.age.seconds", "age of the oldest hook delivery not yet done", oldestAge::get);
         metrics.gauge("waterline.hook.dead", "hook deliveries in the dead letters", dead::get);
         metrics.gauge("waterline.hook.in.flight", "hook deliveries this node holds claimed", inFlight::get);
+        metrics.gauge("waterline.hook.in.flight.slow",
+                "of those, calls of hooks judged slow or not judged yet (held to waterline.hooks.slow-share); read by the maintenance pass",
+                slowInFlight::get);
     }
 
     void attempt(String kind, String outcome) {
@@ -113,5 +117,9 @@ class HookMetrics {
 
     AtomicLong inFlight() {
         return inFlight;
+    }
+
+    void slowInFlight(long calls) {
+        slowInFlight.set(calls);
     }
 }

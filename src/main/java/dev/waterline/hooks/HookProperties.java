@@ -16,11 +16,17 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param batchSize most deliveries one claim takes. Default 32.
  * @param pollInterval how long a worker whose slice had nothing due waits before it looks again (a
  *                     commit on this node wakes it sooner). Default 250 ms.
- * @param maxInFlight deliveries this node holds claimed at once, all hooks together. Default 256.
- * @param perHookConcurrency calls this node makes to one hook at once (a bulkhead: a slow target
- *                           holds this many, and nobody else's). Default 8.
- * @param perKindConcurrency calls this node makes to one kind of target at once (HTTP against the
- *                           brokers). Default 128.
+ * @param maxInFlight deliveries this node holds claimed (calls out) at once, all hooks together.
+ *                    Default 256.
+ * @param perHookConcurrency most calls this node makes to one hook at once; a hook reaches it by
+ *                           calls that end within {@code slow-call} (from 1, then 2, one more
+ *                           with each). Default 8.
+ * @param slowCall a call that takes longer than this, or is still out past it, judges its hook
+ *                 slow: back to the slow share, its limit back to 1. Default 1 s.
+ * @param slowShare the part of {@code max-in-flight} that hooks judged slow or not judged yet share
+ *                  (each an equal part of it, at least one call); the rest is always left to the
+ *                  fast ones. Above 0, at most 1 (1 leaves fast hooks nothing of their own).
+ *                  Default 0.5.
  * @param callTimeout longest one call may take (connect, send, the target's answer or the broker's
  *                    confirmation); past it the attempt is a retryable failure. Default 10 s.
  * @param connectTimeout longest a connection to a target may take to open. Default 5 s.
@@ -39,6 +45,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param yieldAbove the group commit's queue pressure (its fullest writer's share, 0 to 1) above
  *                   which the workers claim nothing new: hook deliveries may wait, sends may not.
  *                   Default 0.2; 1 never yields.
+ * @param kafkaMaxProducers Kafka producers (one per cluster, each with a network thread of its
+ *                          own) this node keeps at once, those closing included; a call that would
+ *                          need one more while every one is in use is not made (tried again within
+ *                          {@code call-timeout}, no attempt counted). Default 16.
+ * @param kafkaProducerIdle a Kafka producer unused this long is closed (one whose hooks are all
+ *                          deleted on this node, at once). Default 1 min.
  */
 @ConfigurationProperties("waterline.hooks")
 public record HookProperties(
@@ -48,7 +60,6 @@ public record HookProperties(
         @DefaultValue("250ms") Duration pollInterval,
         @DefaultValue("256") int maxInFlight,
         @DefaultValue("8") int perHookConcurrency,
-        @DefaultValue("128") int perKindConcurrency,
         @DefaultValue("10s") Duration callTimeout,
         @DefaultValue("5s") Duration connectTimeout,
         @DefaultValue("60s") Duration claimTimeout,
@@ -60,15 +71,25 @@ public record HookProperties(
         @DefaultValue("5s") Duration maintenanceInterval,
         List<String> allowedHosts,
         @DefaultValue("10") int maxHooksPerChat,
-        @DefaultValue("0.2") double yieldAbove) {
+        @DefaultValue("0.2") double yieldAbove,
+        @DefaultValue("1s") Duration slowCall,
+        @DefaultValue("0.5") double slowShare,
+        @DefaultValue("16") int kafkaMaxProducers,
+        @DefaultValue("1m") Duration kafkaProducerIdle) {
 
     public HookProperties {
         allowedHosts = allowedHosts == null ? List.of()
                 : allowedHosts.stream().map(String::strip).filter(s -> !s.isEmpty()).toList();
-        if (workers < 1 || batchSize < 1 || maxInFlight < 1 || perHookConcurrency < 1 || perKindConcurrency < 1
-                || maxAttempts < 1 || breakerFailures < 1 || maxHooksPerChat < 1) {
-            throw new IllegalArgumentException("waterline.hooks: workers, batch-size, max-in-flight, the concurrencies,"
-                    + " max-attempts, breaker-failures and max-hooks-per-chat must be positive");
+        if (workers < 1 || batchSize < 1 || maxInFlight < 1 || perHookConcurrency < 1
+                || maxAttempts < 1 || breakerFailures < 1 || maxHooksPerChat < 1 || kafkaMaxProducers < 1) {
+            throw new IllegalArgumentException("waterline.hooks: workers, batch-size, max-in-flight, per-hook-concurrency,"
+                    + " max-attempts, breaker-failures, max-hooks-per-chat and kafka-max-producers must be positive");
+        }
+        if (!(slowShare > 0 && slowShare <= 1)) {
+            throw new IllegalArgumentException("waterline.hooks.slow-share must be above 0 and at most 1: " + slowShare);
+        }
+        if (slowCall.isNegative() || slowCall.isZero() || kafkaProducerIdle.isNegative() || kafkaProducerIdle.isZero()) {
+            throw new IllegalArgumentException("waterline.hooks.slow-call and kafka-producer-idle must be positive");
         }
         if (!(yieldAbove >= 0 && yieldAbove <= 1)) {
             throw new IllegalArgumentException("waterline.hooks.yield-above must be from 0 to 1: " + yieldAbove);

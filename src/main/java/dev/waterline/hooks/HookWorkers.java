@@ -13,7 +13,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.ingest.Ingest;
@@ -29,31 +28,42 @@ import org.springframework.stereotype.Component;
 
 /**
  * The hook workers of this node: claim, call, record, as three steps with no transaction open
- * during the call (PROTOCOL.md §7, DESIGN.md "Hooks").
+ * during the call (PROTOCOL.md §7, docs/ARCHITECTURE.md "Hooks").
  *
- * <p>Loops. Each of {@code workers} claim loops owns a slice ({@code id % workers}): it claims up
- * to {@code batch-size} due deliveries of its slice ({@code FOR UPDATE SKIP LOCKED}, marked
- * claimed with this node's claimant id and a deadline, committed), hands each to a virtual thread,
- * and waits {@code poll-interval} when its slice had nothing (a commit on this node that enqueued
- * rows of its slice wakes it sooner). The first loop also claims the probes of breakers whose
- * cooldown ended. A call waits for its hook's permit ({@code per-hook-concurrency}) and its
- * kind's ({@code per-kind-concurrency}), so a slow target holds its own permits and nobody
- * else's; and a hook whose permits are all taken is left out of the next claims, so its backlog
- * stays in the table, not in this node's memory. While the group commit is behind (its queue past
- * {@code yield-above}) no loop claims: deliveries wait in the table, sends do not. The record loop
- * gathers outcomes and records them in batches ({@link DeliveryQueue#record}).
+ * <p>Loops. Each of {@code workers} claim loops owns a slice ({@code id % workers}): it asks
+ * {@link HookShares} for a plan (how many more calls each hook may have here), claims at most
+ * that many due deliveries of its slice ({@code FOR UPDATE SKIP LOCKED}, marked claimed with this
+ * node's claimant id and a deadline, committed), and starts a call on a virtual thread for each at
+ * once; it waits {@code poll-interval} when its slice had nothing more to give (a commit on this
+ * node that enqueued rows of its slice wakes it sooner), and claims again at once when one hook's
+ * backlog filled its scan. The first loop also claims the probes of breakers whose cooldown ended.
+ * While the group commit is behind (its queue past {@code yield-above}) no loop claims: deliveries
+ * wait in the table, sends do not. The record loop gathers outcomes and records them in batches
+ * ({@link DeliveryQueue#record}).
+ *
+ * <p>Fair shares (H6, {@link HookShares}). Nothing claimed waits for a permit: a hook (or the
+ * node) at its limit is left out of the claim, so its backlog waits in the table, not in this
+ * node's memory behind a slow call. A hook's limit adapts: one call at first, then 2, one more with
+ * each call that ends within {@code slow-call} (doubling with each round of calls), up to
+ * {@code per-hook-concurrency}; a call slower than that, or still out past it, sends the hook back
+ * to the slow ones. Hooks judged slow or not judged yet share at most {@code slow-share} of
+ * {@code max-in-flight}, each an equal part of it, so the fast hooks always have the rest: one
+ * user's slow targets delay their own deliveries, nobody else's. Why limits on claims rather than
+ * permits on calls, and what it costs (the claim carries per-hook quotas), is in
+ * docs/ARCHITECTURE.md, "Hooks".
  *
  * <p>Errors. A claim that fails is counted in {@code waterline_loop_errors_total{loop="hook_claim"}}
- * and retried after the loops' pause. A sink never throws. A batch of outcomes that cannot be
- * recorded after three tries is given up (counted): those rows stay claimed, their claims expire
- * after {@code claim-timeout} and they are sent again, which at-least-once allows and the
- * idempotency key lets receivers drop. A call claimed too long ago to finish before its claim
- * expires (it waited for permits) is not made: it is recorded as a retry, due at once.
+ * and retried after the loops' pause; its plan's reservation is given back. A sink never throws (one
+ * that does is counted, and the attempt is a retry). A batch of outcomes that cannot be recorded
+ * after three tries is given up (counted): those rows stay claimed, their claims expire after
+ * {@code claim-timeout} and they are sent again, which at-least-once allows and the idempotency key
+ * lets receivers drop.
  *
  * <p>Stopping. The claim loops stop first; calls in flight get {@code call-timeout} to end; the
  * record loop records what they answered, then stops. Whatever is still claimed returns after
- * {@code claim-timeout}. Invariants: H2 (no transaction open during a call), H3 (a claim never
- * lost: recorded, or returned by the maintenance pass), H5 (one probe per cooldown).
+ * {@code claim-timeout}. Invariants: H3 (no transaction open during a call), H4 (a claim never
+ * lost: recorded, or returned by the maintenance pass), H5 (one probe per cooldown), H6 (a slow
+ * target slows nobody else's calls).
  */
 @Component
 class HookWorkers implements SmartLifecycle {
@@ -76,14 +86,18 @@ class HookWorkers implements SmartLifecycle {
     private final String claimant;
     private final Semaphore[] wake;
     private final Semaphore room = new Semaphore(0);
-    /** Per hook with deliveries claimed here: how many, and the permits of its calls; gone when none is. */
-    private final Map<String, Lane> lanes = new ConcurrentHashMap<>();
-    private final Map<String, Semaphore> kindPermits = new ConcurrentHashMap<>();
+    /** Each hook's share of this node's calls, and the calls out. */
+    private final HookShares shares;
     /** Hooks whose breaker this node last saw not closed: its claims leave them out. */
     private final Set<String> notClosed = ConcurrentHashMap.newKeySet();
     /** Hooks whose rows are being brought in line with their breaker, chunk by chunk; true: asked again meanwhile. */
     private final Map<String, Boolean> sorting = new ConcurrentHashMap<>();
-    private final AtomicInteger inFlight = new AtomicInteger();
+    /**
+     * Hooks deleted on this node within {@code claim-timeout} (when, in nanoseconds): a call of one
+     * that ends after the deletion (claimed just before it) lets the sinks forget the hook again, so
+     * no connection it opened outlives it.
+     */
+    private final Map<String, Long> deleted = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<DeliveryQueue.Recorded> outcomes = new LinkedBlockingQueue<>();
     private final List<Thread> threads = new ArrayList<>();
     private Thread recorder;
@@ -93,16 +107,6 @@ class HookWorkers implements SmartLifecycle {
     private volatile boolean recording;
     /** Which start this is: a loop of an earlier run that outlived its stop never runs again. */
     private volatile int generation;
-
-    /** One hook's deliveries claimed on this node, and the permits of its calls. */
-    static final class Lane {
-        final AtomicInteger claimed = new AtomicInteger();
-        final Semaphore permits;
-
-        Lane(int permits) {
-            this.permits = new Semaphore(permits, true);
-        }
-    }
 
     HookWorkers(HookProperties properties, DeliveryQueue queue, Sinks sinks, HookMetrics metrics, Loops loops, Clock clock,
                 Presence presence, OfflineChats offlineChats, ObjectProvider<Ingest> ingest) {
@@ -115,6 +119,7 @@ class HookWorkers implements SmartLifecycle {
         this.clock = clock;
         this.offlineChats = offlineChats;
         this.claimant = presence.nodeId() + "/" + UlidCreator.getMonotonicUlid();
+        this.shares = new HookShares(HookShares.Limits.of(properties));
         this.wake = new Semaphore[properties.workers()];
         for (int i = 0; i < wake.length; i++) {
             wake[i] = new Semaphore(0);
@@ -143,98 +148,73 @@ class HookWorkers implements SmartLifecycle {
             Thread.sleep(properties.pollInterval().toMillis());
             return;
         }
-        int free = properties.maxInFlight() - inFlight.get();
-        if (free <= 0) {
+        if (slice == 0) {
+            HookShares.Plan probes = shares.probes(8, System.nanoTime());
+            if (probes.total() > 0) {
+                List<DeliveryQueue.Claimed> got = List.of();
+                try {
+                    got = queue.claimProbes(claimant, properties.claimTimeout(), probes.total());
+                }
+                finally {
+                    start(probes, got);
+                }
+                got.forEach(p -> metrics.probe());
+            }
+        }
+        HookShares.Plan plan = shares.plan(Set.copyOf(notClosed), properties.batchSize(), System.nanoTime());
+        if (!plan.claimable()) {
+            // every call this node may make is out (or only the slow share has room, and it is full)
+            start(plan, List.of());
             room.tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
             return;
         }
-        if (slice == 0) {
-            for (DeliveryQueue.Claimed probe : queue.claimProbes(claimant, properties.claimTimeout(), 8)) {
-                metrics.probe();
-                dispatch(probe);
-            }
+        DeliveryQueue.Claims got = null;
+        try {
+            got = queue.claim(claimant, properties.claimTimeout(), wake.length, slice, plan);
         }
-        Set<String> out = new HashSet<>(notClosed);
-        lanes.forEach((hook, lane) -> {
-            if (lane.claimed.get() >= properties.perHookConcurrency()) {
-                out.add(hook);
-            }
-        });
-        int limit = Math.min(properties.batchSize(), properties.maxInFlight() - inFlight.get());
-        if (limit <= 0) {
-            return;
+        finally {
+            start(plan, got == null ? List.of() : got.rows());
         }
-        List<DeliveryQueue.Claimed> got = queue.claim(claimant, properties.claimTimeout(), wake.length, slice,
-                out.toArray(String[]::new), limit);
-        got.forEach(this::dispatch);
-        if (got.size() < limit) {
+        if (got.rows().size() < plan.total() && !got.scanFull()) {
             wake[slice].tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
             wake[slice].drainPermits();
         }
     }
 
-    private void dispatch(DeliveryQueue.Claimed c) {
-        inFlight.incrementAndGet();
-        metrics.inFlight().incrementAndGet();
-        Lane lane = lanes.compute(c.hookId(), (k, l) -> {
-            Lane x = l == null ? new Lane(properties.perHookConcurrency()) : l;
-            x.claimed.incrementAndGet();
-            return x;
-        });
-        long claimedAt = System.nanoTime();
-        if (lane.claimed.get() > 2 * properties.perHookConcurrency()) {
-            // one claim took more of this hook than its calls can serve in time: give the rest back
-            outcomes.add(new DeliveryQueue.Recorded(c, "release", clock.instant(), null, null));
-            finished(c);
-            return;
-        }
-        try {
-            calls.execute(() -> call(c, lane, claimedAt));
-        }
-        catch (RuntimeException rejected) {
-            // the executor is shutting down: the claim expires and another worker sends it
-            finished(c);
-            loops.failed(CLAIM_LOOP, "a claimed hook delivery could not be started (stopping)", rejected);
+    /** Ends {@code plan}'s reservation with the rows it claimed, and starts their calls. */
+    private void start(HookShares.Plan plan, List<DeliveryQueue.Claimed> claimed) {
+        List<HookShares.Call> started = shares.settle(plan, claimed.stream().map(DeliveryQueue.Claimed::hookId).toList(), System.nanoTime());
+        metrics.inFlight().addAndGet(claimed.size());
+        for (int i = 0; i < claimed.size(); i++) {
+            DeliveryQueue.Claimed c = claimed.get(i);
+            HookShares.Call call = started.get(i);
+            try {
+                calls.execute(() -> call(c, call));
+            }
+            catch (RuntimeException rejected) {
+                // the executor is shutting down: the claim expires and another worker sends it
+                finished(call, false);
+                loops.failed(CLAIM_LOOP, "a claimed hook delivery could not be started (stopping)", rejected);
+            }
         }
     }
 
-    private void call(DeliveryQueue.Claimed c, Lane lane, long claimedAt) {
+    private void call(DeliveryQueue.Claimed c, HookShares.Call started) {
+        boolean judged = true;
         try {
             Sink sink = sinks.of(c.kind());
-            Semaphore perKind = kindPermits.computeIfAbsent(c.kind(), k -> new Semaphore(properties.perKindConcurrency(), true));
-            Sink.Outcome outcome;
-            lane.permits.acquire();
-            try {
-                perKind.acquire();
-                try {
-                    long waited = System.nanoTime() - claimedAt;
-                    Duration latest = properties.claimTimeout().minus(properties.callTimeout()).minusSeconds(1);
-                    if (waited > latest.toNanos()) {
-                        // it waited for permits until its claim was about to expire: not called, not counted
-                        outcomes.add(new DeliveryQueue.Recorded(c, "release", clock.instant(), null, null));
-                        return;
-                    }
-                    outcome = sink == null ? new Sink.Outcome.Permanent("no sink for the kind " + c.kind())
-                            : sink.deliver(new Sink.Call(c.hookId(), c.id(), c.target(), c.secret(), c.idempotencyKey(), c.attempt(),
-                                    c.chatId(), c.payload()));
-                }
-                finally {
-                    perKind.release();
-                }
-            }
-            finally {
-                lane.permits.release();
-            }
+            Sink.Outcome outcome = sink == null ? new Sink.Outcome.Permanent("no sink for the kind " + c.kind())
+                    : sink.deliver(new Sink.Call(c.hookId(), c.id(), c.target(), c.secret(), c.idempotencyKey(), c.attempt(),
+                            c.chatId(), c.payload()));
+            // a call not made, or cut short by shutdown, says nothing about how fast the target is
+            judged = !(outcome instanceof Sink.Outcome.NotMade) && (running || !(outcome instanceof Sink.Outcome.Retry));
             if (!running && outcome instanceof Sink.Outcome.Retry) {
                 // cut short by shutdown: says nothing about the target, and costs the delivery no attempt
-                outcomes.add(new DeliveryQueue.Recorded(c, "release", clock.instant(), null, null));
+                outcomes.add(new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, clock.instant(), null, null));
             }
             else {
                 outcomes.add(recorded(c, outcome));
             }
-        }
-        catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
         catch (RuntimeException | Error e) {
             // a sink must not throw; if one does, the attempt is a retry like any failure
@@ -242,41 +222,50 @@ class HookWorkers implements SmartLifecycle {
             outcomes.add(recorded(c, Sink.Outcome.retry(Sink.Outcome.describe(e))));
         }
         finally {
-            finished(c);
+            finished(started, judged);
+            if (deleted.containsKey(c.hookId())) {
+                loops.pass(MAINTENANCE_LOOP, () -> sinks.forget(c.hookId()));
+            }
         }
     }
 
-    private void finished(DeliveryQueue.Claimed c) {
-        inFlight.decrementAndGet();
+    /** A call ended; {@code judged}: its time says how fast its hook's target is. */
+    private void finished(HookShares.Call call, boolean judged) {
+        shares.finished(call, judged, System.nanoTime());
         metrics.inFlight().decrementAndGet();
-        lanes.computeIfPresent(c.hookId(), (k, l) -> l.claimed.decrementAndGet() <= 0 ? null : l);
         if (room.availablePermits() == 0) {
             room.release();
         }
     }
 
-    /** An outcome as it will be recorded: done, retried (when), or dead (why). */
+    /** An outcome as it will be recorded: done, retried (when), dead (why), or given back (a call not made). */
     DeliveryQueue.Recorded recorded(DeliveryQueue.Claimed c, Sink.Outcome outcome) {
         String error;
         switch (outcome) {
             case Sink.Outcome.Done d -> {
                 metrics.attempt(c.kind(), "ok");
-                return new DeliveryQueue.Recorded(c, "ok", null, null, true);
+                return new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.DONE, null, null, true);
             }
             case Sink.Outcome.Permanent p -> {
                 metrics.attempt(c.kind(), "dead");
-                return new DeliveryQueue.Recorded(c, "dead", null, clip(p.error()), true);
+                return new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.DEAD, null, clip(p.error()), true);
+            }
+            case Sink.Outcome.NotMade n -> {
+                // no room on this node (a bound of the sink's, counted there), which a call ends within
+                // call-timeout: says nothing about the target, so its last error stays the target's
+                Duration soon = Backoff.delay(1, null, properties.callTimeout(), properties.backoffMax());
+                return new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, clock.instant().plus(soon), null, null);
             }
             case Sink.Outcome.Retry r -> {
                 error = r.error();
                 if (c.attempt() >= properties.maxAttempts()) {
                     metrics.attempt(c.kind(), "dead");
-                    return new DeliveryQueue.Recorded(c, "dead", null,
+                    return new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.DEAD, null,
                             clip("gave up after " + c.attempt() + " attempts; the last: " + error), false);
                 }
                 metrics.attempt(c.kind(), "retry");
                 Duration delay = Backoff.delay(c.attempt(), r.retryAfter(), properties.backoffBase(), properties.backoffMax());
-                return new DeliveryQueue.Recorded(c, "retry", clock.instant().plus(delay), clip(error), false);
+                return new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RETRY, clock.instant().plus(delay), clip(error), false);
             }
         }
     }
@@ -307,7 +296,7 @@ class HookWorkers implements SmartLifecycle {
                 }
                 long now = clock.millis();
                 for (DeliveryQueue.Recorded x : batch) {
-                    if ("ok".equals(x.outcome())) {
+                    if (x.verdict() == DeliveryQueue.Verdict.DONE) {
                         metrics.delivered(now - x.claimed().createdAtMillis());
                     }
                 }
@@ -355,8 +344,14 @@ class HookWorkers implements SmartLifecycle {
         });
     }
 
-    /** Deletes, chunk by chunk on a virtual thread, what a deleted hook left behind. */
+    /**
+     * After a hook's deletion (or when the maintenance pass finds its leftovers): the sinks let go
+     * of connections only it used, and what it left behind is deleted, chunk by chunk on a virtual
+     * thread.
+     */
     void purge(String hookId) {
+        deleted.put(hookId, System.nanoTime());
+        loops.pass(MAINTENANCE_LOOP, () -> sinks.forget(hookId));
         Thread.ofVirtual().name("hook-purge").start(() -> loops.pass(MAINTENANCE_LOOP, () -> {
             while (queue.purgeChunk(hookId) > 0) {
                 // next chunk, until one finds nothing (a short chunk says nothing: rows done meanwhile)
@@ -366,7 +361,8 @@ class HookWorkers implements SmartLifecycle {
 
     /**
      * Expired claims and probes back, rows of breakers that changed sorted, the breakers not closed
-     * read again, the gauges read, the offline chats refreshed. Runs on every node, workers or not
+     * read again, the gauges read, the offline chats refreshed, hooks idle here long forgotten by
+     * the shares, idle target connections closed. Runs on every node, workers or not
      * (its statements run on one node at a time).
      */
     @Scheduled(fixedDelayString = "${waterline.hooks.maintenance-interval:5s}", initialDelayString = "${waterline.hooks.maintenance-interval:5s}")
@@ -393,6 +389,13 @@ class HookWorkers implements SmartLifecycle {
             long[] b = queue.backlog();
             metrics.backlog(b[0], b[1], b[2]);
         });
+        loops.pass(MAINTENANCE_LOOP, () -> {
+            long now = System.nanoTime();
+            deleted.values().removeIf(at -> now - at > properties.claimTimeout().toNanos());
+            shares.forgetIdle(now);
+            metrics.slowInFlight(shares.load(now).slowCalls());
+        });
+        loops.pass(MAINTENANCE_LOOP, sinks::closeIdle);
     }
 
     @Override

@@ -7,13 +7,16 @@ import java.util.Map;
  * One kind of hook target (PROTOCOL.md §7): HTTP, or a broker reached with its own client. A port
  * with one adapter per kind ({@code hooks.sinks}); the workers know none of them.
  *
- * <p>{@link #deliver} is called on a virtual thread, at most {@code per-kind-concurrency} at a time
- * per kind and {@code per-hook-concurrency} per hook; it blocks for at most about
+ * <p>{@link #deliver} is called on a virtual thread, at most {@code per-hook-concurrency} at a time
+ * per hook (fewer while the hook is judged slow); it blocks for at most about
  * {@code call-timeout}, checks the target's address with the {@link AddressGuard} first (every
  * call: a name may resolve elsewhere since the hook was created) and connects to the address it
  * checked. It answers {@link Outcome.Done} only once the target has confirmed (a 2xx, a publisher
  * confirm, a PUBACK, a JetStream ack or a flush, a Kafka ack from every in-sync replica, an XADD
  * reply), and never throws: a failure is an {@link Outcome}.
+ *
+ * <p>A sink that keeps connections per target bounds them and lets go of them: {@link #forget} when
+ * a hook is deleted, {@link #closeIdle} from the maintenance pass.
  */
 public interface Sink extends AutoCloseable {
 
@@ -31,6 +34,17 @@ public interface Sink extends AutoCloseable {
 
     /** Sends one delivery; never throws. */
     Outcome deliver(Call call);
+
+    /**
+     * The hook is gone (deleted on this node): connections that only it used here may close now,
+     * rather than when idle. A sink that keeps nothing per target does nothing.
+     */
+    default void forget(String hookId) {
+    }
+
+    /** Closes connections idle past the sink's own limit (called by the maintenance pass). */
+    default void closeIdle() {
+    }
 
     /** Releases the connections this sink keeps. */
     @Override
@@ -57,6 +71,13 @@ public interface Sink extends AutoCloseable {
 
         /** Trying again would not change the answer (any other 4xx, a refused address): the dead letters. */
         record Permanent(String error) implements Outcome {
+        }
+
+        /**
+         * The call was not made: this node had no room for it now (every connection it may keep
+         * to targets of the kind in use). Tried again soon; no attempt counted, the breaker untouched.
+         */
+        record NotMade(String reason) implements Outcome {
         }
 
         Outcome DONE = new Done();

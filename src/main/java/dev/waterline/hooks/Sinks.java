@@ -27,4 +27,14 @@ class Sinks {
     List<String> kinds() {
         return List.copyOf(byKind.keySet());
     }
+
+    /** Every sink lets go of what only this hook used. */
+    void forget(String hookId) {
+        byKind.values().forEach(s -> s.forget(hookId));
+    }
+
+    /** Every sink closes its idle connections. */
+    void closeIdle() {
+        byKind.values().forEach(Sink::closeIdle);
+    }
 }

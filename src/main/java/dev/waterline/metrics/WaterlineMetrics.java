@@ -210,4 +210,9 @@ public class WaterlineMetrics {
     public void gauge(String name, String description, Supplier<Number> value) {
         Gauge.builder(name, value).description(description).register(registry);
     }
+
+    /** As {@link #gauge(String, String, Supplier)}, with tags given as name, value pairs (fixed sets of values only: no ids). */
+    public void gauge(String name, String description, Supplier<Number> value, String... tags) {
+        Gauge.builder(name, value).tags(tags).description(description).register(registry);
+    }
 }

@@ -59,16 +59,16 @@ class DeliveryQueueIntegrationTests {
         // the first claim expired and the row was claimed again (attempt 2) before the first's outcome came
         DeliveryQueue.Claimed second = claimAs(id, 2);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, "dead", null, "late", false)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.DEAD, null, "late", false)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("claimed");
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, "ok", null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, "ok", null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(second, "ok", null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(second, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isZero();
     }
 
@@ -76,7 +76,7 @@ class DeliveryQueueIntegrationTests {
     void aCallNotMadeGivesItsAttemptBack() {
         long id = heldDelivery("dq-release");
         DeliveryQueue.Claimed c = claimAs(id, 3);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(c, "release", Instant.now(), null, null)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, Instant.now(), null, null)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT attempts FROM hook_deliveries WHERE id = ?", Integer.class, id)).isEqualTo(2);
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("held");
     }
@@ -118,11 +118,11 @@ class DeliveryQueueIntegrationTests {
                 + " WHERE hook_id = ?", id, hook);
         DeliveryQueue.Claimed second = claimAs(id, 2);
         DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, "retry", Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.RETRY, Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("half_open");
 
         DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", second.attempt(), 0, true);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, "ok", null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("closed");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND probe_id IS NULL AND probe_attempt IS NULL",
                 Long.class, hook)).isEqualTo(1);

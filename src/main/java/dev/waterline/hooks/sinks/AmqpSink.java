@@ -13,6 +13,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.waterline.hooks.AddressGuard;
 import dev.waterline.hooks.HookProperties;
+import dev.waterline.metrics.WaterlineMetrics;
 import org.springframework.stereotype.Component;
 
 /**
@@ -46,8 +47,8 @@ class AmqpSink extends BrokerSink<AmqpSink.Pooled> {
     record Pooled(Connection connection, BlockingQueue<ConfirmChannel> channels) {
     }
 
-    AmqpSink(AddressGuard guard, HookProperties properties) {
-        super("uri", SCHEMES, guard, properties, p -> p.connection().close(2_000));
+    AmqpSink(AddressGuard guard, HookProperties properties, WaterlineMetrics metrics) {
+        super("uri", SCHEMES, guard, properties, metrics, p -> p.connection().close(2_000));
     }
 
     @Override

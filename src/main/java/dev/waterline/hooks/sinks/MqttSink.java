@@ -15,6 +15,7 @@ import com.hivemq.client.mqtt.mqtt3.Mqtt3ClientBuilder;
 import com.hivemq.client.mqtt.mqtt3.message.auth.Mqtt3SimpleAuth;
 import dev.waterline.hooks.AddressGuard;
 import dev.waterline.hooks.HookProperties;
+import dev.waterline.metrics.WaterlineMetrics;
 import org.springframework.stereotype.Component;
 
 /**
@@ -31,8 +32,8 @@ class MqttSink extends BrokerSink<Mqtt3AsyncClient> {
 
     static final Map<String, Integer> SCHEMES = Map.of("mqtt", 1883, "tcp", 1883, "mqtts", 8883, "ssl", 8883);
 
-    MqttSink(AddressGuard guard, HookProperties properties) {
-        super("uri", SCHEMES, guard, properties, c -> c.disconnect().get(2, TimeUnit.SECONDS));
+    MqttSink(AddressGuard guard, HookProperties properties, WaterlineMetrics metrics) {
+        super("uri", SCHEMES, guard, properties, metrics, c -> c.disconnect().get(2, TimeUnit.SECONDS));
     }
 
     @Override

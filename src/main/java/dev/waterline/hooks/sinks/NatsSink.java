@@ -12,6 +12,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import dev.waterline.hooks.AddressGuard;
 import dev.waterline.hooks.HookProperties;
+import dev.waterline.metrics.WaterlineMetrics;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.Options;
@@ -86,8 +87,8 @@ class NatsSink extends BrokerSink<NatsSink.Flushed> {
 
     static final Map<String, Integer> SCHEMES = Map.of("nats", 4222, "tls", 4222);
 
-    NatsSink(AddressGuard guard, HookProperties properties) {
-        super("url", SCHEMES, guard, properties, f -> f.nc.close());
+    NatsSink(AddressGuard guard, HookProperties properties, WaterlineMetrics metrics) {
+        super("url", SCHEMES, guard, properties, metrics, f -> f.nc.close());
     }
 
     @Override

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.waterline.hooks.AddressGuard;
 import dev.waterline.hooks.HookProperties;
+import dev.waterline.metrics.WaterlineMetrics;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -34,8 +35,8 @@ class RedisStreamSink extends BrokerSink<RedisStreamSink.Client> {
 
     private final ClientResources resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2).build();
 
-    RedisStreamSink(AddressGuard guard, HookProperties properties) {
-        super("uri", SCHEMES, guard, properties, c -> {
+    RedisStreamSink(AddressGuard guard, HookProperties properties, WaterlineMetrics metrics) {
+        super("uri", SCHEMES, guard, properties, metrics, c -> {
             c.connection().close();
             c.client().shutdown(0, 2, TimeUnit.SECONDS);
         });
