@@ -423,18 +423,28 @@ describe('the demo page', { skip: requireBrowser('the demo page tests') }, () =>
         body: '{}' }).then(json);
       const out = [];
       for (const [type, body] of Object.entries(files)) {
-        const blob = await fetch(`/api/streams/${stream.streamId}/blobs`, { method: 'POST', headers: { ...auth, 'Content-Type': type }, body }).then(json);
-        out.push({ type, blobId: blob.blobId });
+        const r = await fetch(`/api/streams/${stream.streamId}/blobs`, { method: 'POST', headers: { ...auth, 'Content-Type': type }, body });
+        out.push({ type, status: r.status, blobId: (await r.json()).blobId });
       }
       return out;
     }, files);
     assert.equal(blobs.length, 3);
+    for (const b of blobs) assert.ok(b.status === 201 && typeof b.blobId === 'string', `${b.type} uploaded: ${JSON.stringify(b)}`);
 
     // The victim, signed in to the demo, opens each file by its link (token in the query, as Mallory would send it)
     // and the demo page embeds each in a frame: no script of the file may run with the demo's origin.
     const victim = await person('xss-victim');
     const token = await victim.page.evaluate(() => localStorage.getItem('waterline-demo:token:xss-victim'));
     assert.ok(token, 'the demo keeps its token in localStorage');
+    // the files are there for the victim to read: what follows runs them, if anything would
+    const served = await victim.page.evaluate(async ({ blobs, token }) => Promise.all(blobs.map(async (b) => {
+      const r = await fetch(`/api/blobs/${b.blobId}`, { headers: { Authorization: `Bearer ${token}` } });
+      return { status: r.status, text: await r.text() };
+    })), { blobs, token });
+    for (const [i, s] of served.entries()) {
+      assert.equal(s.status, 200, `${blobs[i].type} readable by the victim`);
+      assert.ok(s.text.includes('pwned'), `${blobs[i].type} served whole`);
+    }
     for (const { type, blobId } of blobs) {
       const url = `${server.base}/api/blobs/${blobId}?access_token=${encodeURIComponent(token)}`;
       const tab = await victim.ctx.newPage();

@@ -36,6 +36,11 @@ class BlobRemovals implements SmartLifecycle {
             SELECT blob_id FROM blob_removals ORDER BY queued_at LIMIT ?
             """;
 
+    /** 1: key. A removal queued by hand (an upload that failed), whether or not a trigger queued it already. */
+    private static final String QUEUE = """
+            INSERT INTO blob_removals (blob_id) VALUES (?) ON CONFLICT (blob_id) DO NOTHING
+            """;
+
     private static final String DONE = """
             DELETE FROM blob_removals WHERE blob_id = ?
             """;
@@ -75,6 +80,11 @@ class BlobRemovals implements SmartLifecycle {
             done++;
         }
         return done;
+    }
+
+    /** Queues the removal of {@code key}'s content. */
+    void queue(String key) {
+        jdbc.update(QUEUE, key);
     }
 
     /** Asks for a pass soon (an upload was refused and its parts are queued). */

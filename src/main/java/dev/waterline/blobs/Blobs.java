@@ -10,6 +10,7 @@ import java.util.HexFormat;
 
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.web.ApiException;
+import dev.waterline.web.Pace;
 import io.micrometer.core.instrument.Counter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -26,33 +27,16 @@ import org.springframework.stereotype.Component;
 @Component
 public class Blobs {
 
+    private static final org.apache.commons.logging.Log log = org.apache.commons.logging.LogFactory.getLog(Blobs.class);
+
     /** What was stored: its size and its SHA-256 (hex). */
     public record Stored(long size, String sha256) {
     }
 
-    /** A transfer slower than {@code min-transfer-rate} after its grace: its turn is given back. */
-    public static final class TooSlow extends IOException {
-        TooSlow(long bytes, long seconds) {
-            super("the transfer went too slowly (" + bytes + " bytes in " + seconds + " s)", null);
-        }
-    }
-
-    /** Judges a transfer's pace: after the grace, its average rate must stay above the minimum. */
-    static final class Pace {
-        private final long start = System.nanoTime();
-        private final long graceNanos;
-        private final long minPerSecond;
-
-        Pace(long graceNanos, long minPerSecond) {
-            this.graceNanos = graceNanos;
-            this.minPerSecond = minPerSecond;
-        }
-
-        void check(long bytes) throws TooSlow {
-            long elapsed = System.nanoTime() - start;
-            if (elapsed > graceNanos && bytes < (double) minPerSecond * elapsed / 1e9) {
-                throw new TooSlow(bytes, elapsed / 1_000_000_000L);
-            }
+    /** An upload that took longer than half of {@code upload-timeout}: the sweep of abandoned uploads may take its row. */
+    public static final class TooLong extends IOException {
+        TooLong(long seconds) {
+            super("the upload took longer than " + seconds + " s", null);
         }
     }
 
@@ -79,8 +63,8 @@ public class Blobs {
         this.removals = removals;
         this.bytesIn = metrics.counter("waterline.blob.bytes", "bytes of file contents stored and served", "direction", "in");
         this.bytesOut = metrics.counter("waterline.blob.bytes", "bytes of file contents stored and served", "direction", "out");
-        this.tooSlow = metrics.counter("waterline.blob.transfers.aborted", "transfers cut off before their end", "reason", "too_slow");
-        this.cutShort = metrics.counter("waterline.blob.transfers.aborted", "transfers cut off before their end", "reason", "broken");
+        this.tooSlow = metrics.counter("waterline.blob.transfers.aborted", "transfers cut off before their end", "outcome", "too_slow");
+        this.cutShort = metrics.counter("waterline.blob.transfers.aborted", "transfers cut off before their end", "outcome", "broken");
     }
 
     /**
@@ -88,18 +72,20 @@ public class Blobs {
      * Throws {@link TooLarge} past {@code max}, and whatever reading the body throws; then the
      * caller deletes its owner row, which queues the removal of whatever was stored.
      */
-    public Stored receive(String key, InputStream body, long max) throws IOException {
-        try (Transfers.Turn turn = transfers.begin()) {
-            Metered in = new Metered(body, max, pace());
+    public Stored receive(String key, String user, InputStream body, long max) throws IOException {
+        try (Transfers.Turn turn = transfers.begin(user)) {
+            // an upload ends well before the sweep of abandoned uploads could take its row for one
+            Metered in = new Metered(body, max, pace(), System.nanoTime() + properties.uploadTimeout().toNanos() / 2,
+                    properties.uploadTimeout().toSeconds() / 2);
             store.write(key, in);
             bytesIn.increment(in.count);
             return new Stored(in.count, HexFormat.of().formatHex(in.digest.digest()));
         }
-        catch (TooSlow slow) {
+        catch (Pace.TooSlow | TooLong slow) {
             tooSlow.increment();
             throw slow;
         }
-        catch (TooLarge large) {
+        catch (TooLarge | dev.waterline.web.BodyTooLarge large) {
             throw large;
         }
         catch (IOException broken) {
@@ -108,8 +94,13 @@ public class Blobs {
         }
     }
 
-    /** Asks the removal loop for a pass soon: an owner row was just deleted. */
-    public void removedSoon() {
+    /**
+     * Queues the removal of whatever {@code key} stored, whether or not its owner row is still
+     * there to queue it (an upload that failed, or whose row the sweep took meanwhile), and asks
+     * the removal loop for a pass soon.
+     */
+    public void discard(String key) {
+        removals.queue(key);
         removals.wake();
     }
 
@@ -122,70 +113,86 @@ public class Blobs {
      * {@code ETag} (its digest; {@code If-None-Match} answers 304), and one {@code Range}
      * (206, or 416 past the end); the bytes a part at a time, within a transfer's turn.
      */
-    public void send(File file, HttpServletRequest request, HttpServletResponse response) throws IOException {
+    public void send(File file, String user, HttpServletRequest request, HttpServletResponse response) throws IOException {
         String etag = "\"" + file.sha256() + "\"";
         UserContent.protect(response, file.fileName());
-        response.setHeader(HttpHeaders.ETAG, etag);
-        response.setHeader(HttpHeaders.CACHE_CONTROL, "private, max-age=31536000, immutable");
-        response.setHeader(HttpHeaders.ACCEPT_RANGES, "bytes");
         String match = request.getHeader(HttpHeaders.IF_NONE_MATCH);
         if (match != null && (match.strip().equals("*") || java.util.Arrays.stream(match.split(",")).map(String::strip)
                 .map(t -> t.startsWith("W/") ? t.substring(2) : t).anyMatch(etag::equals))) {
+            cacheable(response, etag);
             response.setStatus(HttpStatus.NOT_MODIFIED.value());
             return;
         }
-        UserContent.Range range = new UserContent.Range(0, file.size());
-        switch (UserContent.range(request.getHeader(HttpHeaders.RANGE), file.size())) {
-            case UserContent.Ranged.Whole w -> response.setStatus(HttpStatus.OK.value());
-            case UserContent.Ranged.Part p -> {
-                range = p.range();
+        UserContent.Ranged asked = UserContent.range(request.getHeader(HttpHeaders.RANGE), file.size());
+        if (asked instanceof UserContent.Ranged.Unsatisfiable) {
+            response.setHeader(HttpHeaders.CONTENT_RANGE, "bytes */" + file.size());
+            throw new ApiException(HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, "invalid", "the range is past the end of the file");
+        }
+        UserContent.Range range = asked instanceof UserContent.Ranged.Part p ? p.range() : new UserContent.Range(0, file.size());
+        boolean body = range.length() > 0 && !"HEAD".equals(request.getMethod());
+        // the turn first: a refusal (503) must not carry the file's headers
+        try (Transfers.Turn turn = body ? transfers.begin(user) : () -> { }) {
+            cacheable(response, etag);
+            response.setHeader(HttpHeaders.ACCEPT_RANGES, "bytes");
+            if (asked instanceof UserContent.Ranged.Part) {
                 response.setStatus(HttpStatus.PARTIAL_CONTENT.value());
                 response.setHeader(HttpHeaders.CONTENT_RANGE, "bytes " + range.from() + "-" + (range.to() - 1) + "/" + file.size());
             }
-            case UserContent.Ranged.Unsatisfiable u -> {
-                response.setHeader(HttpHeaders.CONTENT_RANGE, "bytes */" + file.size());
-                throw new ApiException(HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, "invalid", "the range is past the end of the file");
+            else {
+                response.setStatus(HttpStatus.OK.value());
             }
-        }
-        response.setContentType(UserContent.servedAs(file.contentType()).toString());
-        response.setContentLengthLong(range.length());
-        if (range.length() == 0 || "HEAD".equals(request.getMethod())) {
-            return;
-        }
-        // A transfer cut off mid-body (too slow, or the store failed) must not leave a kept-alive
-        // connection whose next bytes the client would read as the rest of this body: it closes.
-        response.setHeader(HttpHeaders.CONNECTION, "close");
-        try (Transfers.Turn turn = transfers.begin()) {
+            response.setContentType(UserContent.servedAs(file.contentType()).toString());
+            response.setContentLengthLong(range.length());
+            if (!body) {
+                return;
+            }
+            // A transfer cut off mid-body (too slow, or the store failed) must not leave a kept-alive
+            // connection whose next bytes the client would read as the rest of this body: it closes.
+            response.setHeader(HttpHeaders.CONNECTION, "close");
             OutputStream out = response.getOutputStream();
             store.read(file.key(), range.from(), range.to(), new CountingOut(out, pace()));
             out.flush();
         }
-        catch (TooSlow slow) {
+        catch (Pace.TooSlow slow) {
             // the client reads too slowly to keep its turn: the answer ends here, short of its
             // Content-Length, and the connection closes; the client may ask again with a Range
             tooSlow.increment();
         }
-        catch (IOException broken) {
-            // the client went away (or the store lost the file mid-read): nobody is left to tell
+        catch (IOException | RuntimeException broken) {
+            if (!response.isCommitted()) {
+                throw broken;
+            }
+            // mid-body: the client went away, or the store failed (the database, the file removed
+            // meanwhile); the answer ends short and its connection closes, and there is nobody to tell
             cutShort.increment();
+            log.debug("a file's answer was cut short: " + broken);
         }
+    }
+
+    private static void cacheable(HttpServletResponse response, String etag) {
+        response.setHeader(HttpHeaders.ETAG, etag);
+        response.setHeader(HttpHeaders.CACHE_CONTROL, "private, max-age=31536000, immutable");
     }
 
     private Pace pace() {
         return new Pace(properties.slowTransferGrace().toNanos(), properties.minTransferRate().toBytes());
     }
 
-    /** Counts, digests, bounds and paces what is read of a body. */
+    /** Counts, digests, bounds and paces what is read of a body, and ends it at its deadline. */
     private static final class Metered extends FilterInputStream {
         final MessageDigest digest = sha256();
         final long max;
         final Pace pace;
+        final long deadlineNanos;
+        final long deadlineSeconds;
         long count;
 
-        Metered(InputStream in, long max, Pace pace) {
+        Metered(InputStream in, long max, Pace pace, long deadlineNanos, long deadlineSeconds) {
             super(in);
             this.max = max;
             this.pace = pace;
+            this.deadlineNanos = deadlineNanos;
+            this.deadlineSeconds = deadlineSeconds;
         }
 
         @Override
@@ -212,7 +219,10 @@ public class Blobs {
                 throw new TooLarge(max);
             }
             digest.update(b, off, n);
-            pace.check(count);
+            pace.moved(n);
+            if (System.nanoTime() > deadlineNanos) {
+                throw new TooLong(deadlineSeconds);
+            }
         }
     }
 
@@ -234,7 +244,7 @@ public class Blobs {
                 at += n;
                 count += n;
                 bytesOut.increment(n);
-                pace.check(count);
+                pace.moved(n);
             }
         }
     }

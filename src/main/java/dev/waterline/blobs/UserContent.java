@@ -125,11 +125,20 @@ public final class UserContent {
                 if (last.isEmpty()) {
                     return new Ranged.Whole();
                 }
+                if (!digits(last)) {
+                    return new Ranged.Whole();
+                }
                 long suffix = Long.parseLong(last);
-                if (suffix <= 0) {
-                    return size == 0 ? new Ranged.Unsatisfiable() : new Ranged.Whole();
+                if (suffix == 0 || size == 0) {
+                    return new Ranged.Unsatisfiable();
                 }
                 return size == 0 ? new Ranged.Unsatisfiable() : new Ranged.Part(new Range(Math.max(0, size - suffix), size));
+            }
+            if (!digits(first) || !(last.isEmpty() || digits(last))) {
+                return new Ranged.Whole();
+            }
+            if (size == 0) {
+                return new Ranged.Unsatisfiable();
             }
             long from = Long.parseLong(first);
             if (from < 0 || (!last.isEmpty() && Long.parseLong(last) < from)) {
@@ -144,5 +153,9 @@ public final class UserContent {
         catch (NumberFormatException malformed) {
             return new Ranged.Whole();
         }
+    }
+
+    private static boolean digits(String s) {
+        return !s.isEmpty() && s.length() <= 18 && s.chars().allMatch(c -> c >= '0' && c <= '9');
     }
 }

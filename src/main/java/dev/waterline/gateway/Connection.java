@@ -265,7 +265,7 @@ final class Connection implements ClientSession {
                     new IOException("send buffer limit of " + sendBufferChars + " characters exceeded"));
             return false;
         }
-        if (!budget.take(frame.length(), waiting)) {
+        if (!budget.take(frame.length(), waiting - frame.length())) {
             queuedChars.addAndGet(-frame.length());
             fail("outbound_budget", 4008, "withdrawn: not reading (" + waiting + " characters waiting while the server's"
                     + " outbound budget is spent)", new IOException("outbound heap budget of " + budget.limit() + " characters spent"));

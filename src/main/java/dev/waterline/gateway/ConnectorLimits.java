@@ -77,6 +77,17 @@ class ConnectorLimits {
             factory.setProtocol(GuardedProtocol.class.getName());
             factory.addEngineValves(new HeadDeadlineValve());
             factory.addConnectorCustomizers(connector -> {
+                // No endpoint takes form bodies; Tomcat would otherwise read a form-typed POST's
+                // body into parameters as soon as anything (the input gate) asks for one, before
+                // its endpoint has checked who may send it, and a file uploaded with a form's type
+                // would reach its endpoint already read (stored empty).
+                connector.setParseBodyMethods("");
+                if (connector.findUpgradeProtocols().length > 0) {
+                    // an HTTP/2 connection's streams share one wrapper, which the head deadline
+                    // (per HTTP/1.1 request head) would time out as a whole: not supported together
+                    throw new IllegalStateException("HTTP/2 (server.http2.enabled) is not supported with the connector's head deadline:"
+                            + " terminate HTTP/2 at a proxy in front");
+                }
                 if (connector.getProtocolHandler() instanceof GuardedProtocol guarded) {
                     guarded.setMaxConnectionsPerAddress(gateway.maxConnectionsPerAddress());
                     guarded.setHeadDeadlineMillis(gateway.headDeadline().toMillis());

@@ -247,7 +247,10 @@ public class GuardedProtocol extends Http11NioProtocol {
             if (due == 0) {
                 return real;
             }
-            if (!counted && System.currentTimeMillis() > due) {
+            long now = System.currentTimeMillis();
+            if (!counted && now > due && now - real <= getReadTimeout()) {
+                // past the deadline with a byte read within the read timeout: a trickle, not a
+                // silent connection (which Tomcat's own timeout would have closed as well)
                 counted = true;
                 HEADS_TIMED_OUT.incrementAndGet();
             }

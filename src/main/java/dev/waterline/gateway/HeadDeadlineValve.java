@@ -11,10 +11,34 @@ import org.apache.catalina.valves.ValveBase;
  * The first thing every request meets in Tomcat's engine: it tells the connection
  * ({@link GuardedProtocol.HeadTimedWrapper}) that its request head arrived whole, so the head
  * deadline no longer applies to its body or its response; and, once a plain response has ended,
- * that the next head is awaited. An upgraded connection (101: the WebSocket) and an asynchronous
- * response are left without a deadline: they are no longer waiting for a request head.
+ * that the next head is awaited (for an asynchronous response, once it completes). An upgraded
+ * connection (101: the WebSocket) is left without a deadline: it no longer waits for request heads.
  */
 final class HeadDeadlineValve extends ValveBase {
+
+    /** Arms the next head's deadline when an asynchronous response ends, however it ends. */
+    private record NextHead(GuardedProtocol.HeadTimedWrapper connection) implements jakarta.servlet.AsyncListener {
+
+        @Override
+        public void onComplete(jakarta.servlet.AsyncEvent event) {
+            connection.nextHeadAwaited();
+        }
+
+        @Override
+        public void onTimeout(jakarta.servlet.AsyncEvent event) {
+            // the container completes it next (onComplete follows)
+        }
+
+        @Override
+        public void onError(jakarta.servlet.AsyncEvent event) {
+            // likewise: an error ends in onComplete
+        }
+
+        @Override
+        public void onStartAsync(jakarta.servlet.AsyncEvent event) {
+            event.getAsyncContext().addListener(this);
+        }
+    }
 
     HeadDeadlineValve() {
         super(true);
@@ -31,8 +55,14 @@ final class HeadDeadlineValve extends ValveBase {
             getNext().invoke(request, response);
         }
         finally {
-            if (connection != null && !request.isAsync() && response.getStatus() != 101) {
-                connection.nextHeadAwaited();
+            if (connection != null && response.getStatus() != 101) {
+                if (request.isAsync()) {
+                    // the response goes on after this returns: the next head is awaited once it completes
+                    request.getAsyncContext().addListener(new NextHead(connection));
+                }
+                else {
+                    connection.nextHeadAwaited();
+                }
             }
         }
     }

@@ -29,13 +29,13 @@ final class OutboundBudget {
     }
 
     /**
-     * Takes {@code chars} for a frame that leaves its connection with {@code connectionQueued}
-     * characters waiting; false (nothing taken) when the budget is spent and that connection holds
-     * more than its floor.
+     * Takes {@code chars} for a frame queued behind {@code alreadyWaiting} characters of its
+     * connection; false (nothing taken) when the budget is spent and that connection already had
+     * more than its floor waiting (a client that reads is withdrawn for no frame, however large).
      */
-    boolean take(long chars, long connectionQueued) {
+    boolean take(long chars, long alreadyWaiting) {
         long total = queued.addAndGet(chars);
-        if (total > limitChars && connectionQueued > FLOOR_CHARS) {
+        if (total > limitChars && alreadyWaiting > FLOOR_CHARS) {
             queued.addAndGet(-chars);
             return false;
         }

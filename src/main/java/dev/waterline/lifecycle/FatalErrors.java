@@ -88,7 +88,8 @@ public class FatalErrors {
     }
 
     static boolean outOfMemory(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        Throwable t = error;
+        for (int depth = 0; t != null && depth < 32; depth++, t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof OutOfMemoryError) {
                 return true;
             }

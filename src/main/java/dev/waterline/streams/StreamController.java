@@ -238,17 +238,17 @@ class StreamController {
         }
         Blobs.Stored stored;
         try {
-            stored = blobs.receive(blobId, request.getInputStream(), max);
+            stored = blobs.receive(blobId, user, request.getInputStream(), max);
         }
         catch (java.io.IOException | RuntimeException failed) {
             dropUpload(blobId);
             if (failed instanceof Blobs.TooLarge || failed instanceof dev.waterline.web.BodyTooLarge) {
                 return refusal(new Refusal("too_large", HttpStatus.CONTENT_TOO_LARGE, "the blob is larger than " + max + " bytes", null));
             }
-            if (failed instanceof Blobs.TooSlow) {
+            if (failed instanceof dev.waterline.web.Pace.TooSlow || failed instanceof Blobs.TooLong) {
                 return ResponseEntity.status(HttpStatus.REQUEST_TIMEOUT).header(HttpHeaders.CONNECTION, "close")
                         .contentType(MediaType.APPLICATION_JSON).body(refusal(new Refusal("too_slow", HttpStatus.REQUEST_TIMEOUT,
-                                "the upload went slower than waterline.blobs.min-transfer-rate; nothing was stored", null)).getBody());
+                                failed.getMessage() + "; nothing was stored", null)).getBody());
             }
             if (failed instanceof java.io.IOException) {
                 // the client went away, or its body broke off: nothing is kept, and nobody may be listening
@@ -264,11 +264,15 @@ class StreamController {
         return Json.answer(HttpStatus.CREATED, new BlobStored(blobId, stored.size(), type, stored.sha256()));
     }
 
-    /** An upload that did not finish: its row goes (queuing its parts' removal) on a thread of its own if need be. */
+    /**
+     * An upload that did not finish: its row goes, and the removal of whatever it stored is queued
+     * whether or not the row was still there (the sweep of abandoned uploads may have taken it, and
+     * its trigger then queued only what was stored by that time).
+     */
     private void dropUpload(String blobId) {
         try {
             store.dropUpload(blobId);
-            blobs.removedSoon();
+            blobs.discard(blobId);
         }
         catch (RuntimeException e) {
             // the row stays uploading; the sweep of abandoned uploads removes it after waterline.blobs.upload-timeout
@@ -355,7 +359,7 @@ class StreamController {
         String user = ApiAuthentication.userId(request);
         StreamStore.Blob b = turns.run(() -> store.blobForMember(blobId, user)
                 .orElseThrow(() -> new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such blob")));
-        blobs.send(new Blobs.File(blobId, b.size(), b.sha256(), b.contentType(), blobId), request, response);
+        blobs.send(new Blobs.File(blobId, b.size(), b.sha256(), b.contentType(), blobId), user, request, response);
     }
 
     private static ApiException noStream() {

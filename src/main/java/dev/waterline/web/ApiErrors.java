@@ -35,9 +35,12 @@ class ApiErrors {
     private static final Log log = LogFactory.getLog(ApiErrors.class);
 
     private final Counter unexpected;
+    private final Counter tooSlow;
 
     ApiErrors(WaterlineMetrics metrics) {
         this.unexpected = metrics.counter("waterline.api.errors", "REST requests that failed unexpectedly (500)");
+        this.tooSlow = metrics.counter("waterline.api.bodies.too.slow",
+                "REST request bodies refused (408) for arriving slower than waterline.api.body-min-rate");
     }
 
     @ExceptionHandler(ApiException.class)
@@ -51,6 +54,18 @@ class ApiErrors {
         return answer;
     }
 
+    /**
+     * A body that came more slowly than its pace (a trickle holding the connection): 408, and the
+     * connection closes (the rest of the body will not be read).
+     */
+    @ExceptionHandler(Pace.TooSlow.class)
+    ResponseEntity<Map<String, String>> tooSlow(Pace.TooSlow e) {
+        tooSlow.increment();
+        return ResponseEntity.status(HttpStatus.REQUEST_TIMEOUT).header(org.springframework.http.HttpHeaders.CONNECTION, "close")
+                .contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .body(body(HttpStatus.REQUEST_TIMEOUT, "too_slow", e.getMessage()).getBody());
+    }
+
     @ExceptionHandler(BodyTooLarge.class)
     ResponseEntity<Map<String, String>> tooLarge(BodyTooLarge e) {
         return body(HttpStatus.CONTENT_TOO_LARGE, "too_large", e.getMessage());
@@ -62,6 +77,9 @@ class ApiErrors {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof BodyTooLarge tooLarge) {
                 return body(HttpStatus.CONTENT_TOO_LARGE, "too_large", tooLarge.getMessage());
+            }
+            if (t instanceof Pace.TooSlow slow) {
+                return tooSlow(slow);
             }
         }
         return body(HttpStatus.BAD_REQUEST, "invalid", "malformed request: " + Failures.describe(e));

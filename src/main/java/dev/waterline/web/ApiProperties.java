@@ -27,6 +27,12 @@ import org.springframework.util.unit.DataSize;
  *                     so that concurrent pages cannot exhaust the heap. Default 1 MiB.
  * @param maxBodyBytes largest REST request body read; larger is {@code 413 too_large}. Default
  *                     1 MiB (a chat of 500 members of 128-character ids is ~70 KB).
+ * @param bodyMinRate the slowest a REST body (not a file upload, which has a pace of its own,
+ *                    {@code waterline.blobs.*}) may arrive, over each {@code body-rate-window}:
+ *                    slower is {@code 408} and the connection closes, so that a body trickled a
+ *                    byte at a time cannot hold a connection (and its request's thread) as a
+ *                    trickled request head no longer can. Default 16 KB a second.
+ * @param bodyRateWindow the window over which a body's pace is judged. Default 10 s.
  */
 @ConfigurationProperties("waterline.api")
 public record ApiProperties(
@@ -35,7 +41,9 @@ public record ApiProperties(
         @DefaultValue("8") int maxConcurrentQueries,
         @DefaultValue("30s") Duration maxWait,
         @DefaultValue("1MB") DataSize maxPageBytes,
-        @DefaultValue("1MB") DataSize maxBodyBytes) {
+        @DefaultValue("1MB") DataSize maxBodyBytes,
+        @DefaultValue("16KB") DataSize bodyMinRate,
+        @DefaultValue("10s") Duration bodyRateWindow) {
 
     public ApiProperties {
         if (requestsPerSecond < 1 || burst < 1 || maxConcurrentQueries < 1) {

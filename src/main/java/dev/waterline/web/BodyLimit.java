@@ -17,7 +17,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * No request body larger than {@code waterline.api.max-body-bytes} (or what a {@link BodyAllowance}
- * gives its own endpoint) is read, on any path: a
+ * gives its own endpoint) is read, nor one slower than {@code body-min-rate} (bodies without an
+ * allowance: a file upload's endpoint paces its own), on any path: a
  * declared {@code Content-Length} over it is answered {@code 413 too_large} unread, and a body
  * that grows past it while being read (chunked), through the stream or the reader, fails the
  * read ({@link BodyTooLarge}, answered 413 too). A body is parsed before the handler can check its
@@ -31,28 +32,35 @@ import org.springframework.web.filter.OncePerRequestFilter;
 class BodyLimit extends OncePerRequestFilter {
 
     private final long defaultMax;
+    private final long paceWindowNanos;
+    private final long paceBytesPerSecond;
     private final java.util.List<BodyAllowance> allowances;
 
     BodyLimit(ApiProperties properties, java.util.List<BodyAllowance> allowances) {
         this.defaultMax = properties.maxBodyBytes().toBytes();
+        this.paceWindowNanos = properties.bodyRateWindow().toNanos();
+        this.paceBytesPerSecond = properties.bodyMinRate().toBytes();
         this.allowances = java.util.List.copyOf(allowances);
     }
 
-    /** The bound for this request: an allowance's, or the default. */
-    private long maxFor(HttpServletRequest request) {
+    /** The bound for this request: an allowance's, or the default (negative: none of them). */
+    private long allowance(HttpServletRequest request) {
         for (BodyAllowance a : allowances) {
             long m = a.maxBodyBytes(request);
             if (m >= 0) {
                 return m;
             }
         }
-        return defaultMax;
+        return -1;
     }
 
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        long max = maxFor(request);
+        long allowed = allowance(request);
+        long max = allowed >= 0 ? allowed : defaultMax;
+        // a body with an allowance of its own (a file upload) is paced by its endpoint, over its longer windows
+        Pace pace = allowed >= 0 ? null : new Pace(paceWindowNanos, paceBytesPerSecond);
         if (request.getContentLengthLong() > max) {
             response.setStatus(413);
             response.setContentType(MediaType.APPLICATION_JSON_VALUE);
@@ -66,7 +74,7 @@ class BodyLimit extends OncePerRequestFilter {
             @Override
             public ServletInputStream getInputStream() throws IOException {
                 if (limited == null) {
-                    limited = new Limited(super.getInputStream(), max);
+                    limited = new Limited(super.getInputStream(), max, pace);
                 }
                 return limited;
             }
@@ -94,11 +102,13 @@ class BodyLimit extends OncePerRequestFilter {
     private static final class Limited extends ServletInputStream {
         private final ServletInputStream in;
         private final long max;
+        private final Pace pace;
         private long read;
 
-        Limited(ServletInputStream in, long max) {
+        Limited(ServletInputStream in, long max, Pace pace) {
             this.in = in;
             this.max = max;
+            this.pace = pace;
         }
 
         @Override
@@ -119,10 +129,13 @@ class BodyLimit extends OncePerRequestFilter {
             return n;
         }
 
-        private void count(int n) throws BodyTooLarge {
+        private void count(int n) throws IOException {
             read += n;
             if (read > max) {
                 throw new BodyTooLarge(max);
+            }
+            if (pace != null) {
+                pace.moved(n);
             }
         }
 

@@ -35,7 +35,10 @@ class UserContentUnitTests {
         assertThat(UserContent.range("bytes=50-5000", 100)).isEqualTo(new UserContent.Ranged.Part(new UserContent.Range(50, 100)));
         assertThat(UserContent.range("bytes=100-", 100)).isEqualTo(new UserContent.Ranged.Unsatisfiable());
         assertThat(UserContent.range("bytes=0-0", 0)).isEqualTo(new UserContent.Ranged.Unsatisfiable());
-        for (String ignored : new String[] {"bytes=0-1,5-6", "items=0-1", "bytes=x-1", "bytes=5-1", "bytes=", "bytes=-"}) {
+        assertThat(UserContent.range("bytes=-0", 100)).as("an empty suffix").isEqualTo(new UserContent.Ranged.Unsatisfiable());
+        assertThat(UserContent.range("bytes=-5", 0)).isEqualTo(new UserContent.Ranged.Unsatisfiable());
+        for (String ignored : new String[] {"bytes=0-1,5-6", "items=0-1", "bytes=x-1", "bytes=5-1", "bytes=", "bytes=-", "bytes=+5-9",
+                "bytes=5-+9", "bytes=-+5"}) {
             assertThat(UserContent.range(ignored, 100)).as(ignored).isEqualTo(new UserContent.Ranged.Whole());
         }
     }

@@ -55,6 +55,7 @@ import static org.assertj.core.api.Assertions.assertThat;
         "waterline.auth.clock-skew=0s",
         "waterline.gateway.head-deadline=4s",
         "waterline.blobs.slow-transfer-grace=2s",
+        "waterline.api.body-rate-window=2s",
         "waterline.blobs.min-transfer-rate=1MB",
         "waterline.embedded.database=limits",
         "spring.data.redis.database=12"})
@@ -290,6 +291,88 @@ class HardeningLimitsIntegrationTests {
         }
     }
 
+    /** The deadline is armed again for each head on a kept-alive connection: the second head may not trickle either. */
+    @Test
+    void theSecondHeadOnAKeptAliveConnectionIsHeldToItsDeadlineToo() throws Exception {
+        ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
+        try (Socket conn = new Socket()) {
+            conn.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+            conn.setSoTimeout(30_000);
+            OutputStream out = conn.getOutputStream();
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(conn.getInputStream(), StandardCharsets.US_ASCII));
+            out.write("GET /actuator/health HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(in.readLine()).startsWith("HTTP/1.1 200");
+            skipResponse(in);
+            long start = System.nanoTime();
+            out.write("GET /actuator/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            trickle.scheduleAtFixedRate(() -> {
+                try {
+                    out.write('a');
+                    out.flush();
+                }
+                catch (IOException closed) {
+                    throw new UncheckedIOException(closed);
+                }
+            }, 1, 1, TimeUnit.SECONDS);
+            int read;
+            try {
+                read = conn.getInputStream().read();
+            }
+            catch (SocketException reset) {
+                read = -1;
+            }
+            assertThat(read).isEqualTo(-1);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(9));
+        }
+        finally {
+            trickle.shutdownNow();
+        }
+    }
+
+    /**
+     * A request body trickled a byte at a time held its connection (and its request's thread) as a
+     * trickled head did: slower than the body's pace (16 KB/s over 2 s windows here) is 408, and the
+     * connection closes.
+     */
+    @Test
+    void aRequestBodyTrickledSlowerThanItsPaceIs408AndItsConnectionCloses() throws Exception {
+        String alice = token("body-trickle-alice");
+        ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
+        try (Socket conn = new Socket()) {
+            conn.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+            conn.setSoTimeout(30_000);
+            OutputStream out = conn.getOutputStream();
+            out.write(("POST /api/chats HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + alice
+                    + "\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"members\":[\"").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            long start = System.nanoTime();
+            trickle.scheduleAtFixedRate(() -> {
+                try {
+                    out.write('b');
+                    out.flush();
+                }
+                catch (IOException closed) {
+                    throw new UncheckedIOException(closed);
+                }
+            }, 500, 500, TimeUnit.MILLISECONDS);
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(conn.getInputStream(), StandardCharsets.US_ASCII));
+            assertThat(in.readLine()).startsWith("HTTP/1.1 408");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(9));
+            String line;
+            boolean close = false;
+            while ((line = in.readLine()) != null && !line.isEmpty()) {
+                close |= line.equalsIgnoreCase("Connection: close");
+            }
+            assertThat(close).isTrue();
+        }
+        finally {
+            trickle.shutdownNow();
+        }
+        assertThat(api.get("/api/chats", alice).body().get("chats")).isEmpty();
+    }
+
     @Test
     void aWebSocketIsNotHeldToTheHeadDeadline() throws Exception {
         ScheduledExecutorService pace = Executors.newSingleThreadScheduledExecutor();
@@ -341,7 +424,7 @@ class HardeningLimitsIntegrationTests {
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
         }
         assertThat(api.get("/actuator/prometheus", null).text()).contains("waterline_blob_transfers_active 0.0")
-                .containsPattern("waterline_blob_transfers_aborted_total\\{reason=\"too_slow\"} [1-9]");
+                .containsPattern("waterline_blob_transfers_aborted_total\\{outcome=\"too_slow\"} [1-9]");
     }
 
     @Test

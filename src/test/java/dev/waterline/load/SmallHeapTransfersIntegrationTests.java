@@ -76,7 +76,10 @@ class SmallHeapTransfersIntegrationTests {
     @Test
     void twentyMaximumSizeUploadsAndThenTwentyDownloadsAtOnceAllSucceedWithA256MbHeap(@TempDir Path work) throws Exception {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        try (ServerProcess server = ServerProcess.start(new ServerProcess.Launch(jar(), "-Xmx256m", List.of(), 1), work);
+        // all twenty at once: every transfer turn open to them, none waiting (the default is 16 turns, 4 a user)
+        List<String> args = List.of("--waterline.blobs.max-concurrent-transfers=" + FILES, "--waterline.blobs.max-transfers-per-user=" + FILES,
+                "--waterline.blobs.transfer-wait=5m");
+        try (ServerProcess server = ServerProcess.start(new ServerProcess.Launch(jar(), "-Xmx256m", args, 1), work);
              ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             String base = server.baseUrl();
             String token = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create(base + "/api/dev/tokens"))

@@ -34,7 +34,7 @@ class ObservabilityIntegrationTests {
     private static final Pattern SERIES = Pattern.compile("\\b((?:waterline|jvm|hikaricp|process)_[a-z0-9_]+)\\b");
     /** Labels our own series may carry: none of them names a user, a chat or a hook. */
     private static final Set<String> ALLOWED_LABELS = Set.of("path", "reason", "reaper", "loop", "writer", "le", "quantile",
-            "how", "outcome", "kind");
+            "how", "outcome", "kind", "direction");
 
     @LocalServerPort
     int port;
@@ -146,6 +146,7 @@ class ObservabilityIntegrationTests {
         assertThat(values.get("reaper")).isSubsetOf(WaterlineMetrics.REAPERS);
         assertThat(values.get("writer")).isSubsetOf("ingest", "receipts", "acks", "stream_append");
         assertThat(values.getOrDefault("how", Set.of())).isSubsetOf("complete", "aborted", "idle");
+        assertThat(values.getOrDefault("direction", Set.of())).isSubsetOf("in", "out");
         assertThat(values.get("kind")).as("hook kinds, registered at start").containsExactlyInAnyOrder("http", "amqp", "mqtt", "nats", "kafka", "redis");
         assertThat(values.getOrDefault("outcome", Set.of())).allMatch(v -> v.matches("[a-z][a-z_]{1,31}"), "an outcome code");
         // loop names are the code's own: short snake_case words, none of them an id of the traffic above
