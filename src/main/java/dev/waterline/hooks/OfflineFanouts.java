@@ -21,18 +21,21 @@ import org.springframework.transaction.support.TransactionTemplate;
  * message, inserted by the message's group commit, {@link HookParticipant}) becomes one delivery per
  * recipient it names, in a transaction of its own, off the message path.
  *
- * <p>Loop (one per node): find the oldest fan-out of each sender with one waiting, up to
- * {@link #SENDERS_PER_PASS} senders (a skip over the {@code (sender_id, id)} index, one probe a
- * sender); then, for each, in its own transaction: lock it ({@code SKIP LOCKED}: another node may
- * have it), insert its deliveries (held when the hook's breaker is not closed, nothing when the hook
- * is gone, none twice: the idempotency key), delete it; wake the workers whose slices got rows.
- * A pass that found anything runs again at once; one that found nothing waits for a wake (a commit
- * that fanned out) or a second. Senders are served in turn, a fan-out each a pass, so one
- * sender's flood of offline nudges waits behind itself, never in front of another sender's: the
- * fan-out's work is counted against the sender whose messages made it.
+ * <p>Loop (one per node): find the oldest fan-out of each of the next {@link #SENDERS_PER_PASS}
+ * senders with one waiting, after the last sender the previous pass served and round to the start
+ * (a skip over the {@code (sender_id, id)} index, one probe a sender); then, for each, in its own
+ * transaction: lock it ({@code SKIP LOCKED}: another node may have it), insert its deliveries (held
+ * when the hook's breaker is not closed, nothing when the hook is gone, none twice: the idempotency
+ * key), delete it; wake the workers whose slices got rows. A pass that expanded anything runs again
+ * at once; one that expanded nothing (nothing waiting, or all of it held by another node) waits
+ * for a wake (a commit that fanned out) or a second. Senders are served in turn, a fan-out each a
+ * pass, wherever their ids sort, so one sender's flood of offline nudges waits behind itself, never
+ * in front of another sender's: the fan-out's work is counted against the sender whose messages
+ * made it.
  *
- * <p>Errors: a pass that fails is counted ({@code waterline_loop_errors_total{loop="hook_fanout"}})
- * and logged by {@link Loops}, and the rows stay for the next pass; a fan-out row is deleted only in
+ * <p>Errors: a fan-out that fails is counted ({@code waterline_loop_errors_total{loop="hook_fanout"}})
+ * and logged (throttled), and the pass goes on with the next sender; its row stays for the next
+ * pass (a row that fails every time holds up its own sender only); a fan-out row is deleted only in
  * the transaction that inserted its deliveries, so none is lost and none is done twice (H1). Stops
  * with the context; what is left waits in the table for any node. The hook's row is read
  * {@code FOR KEY SHARE}, so a deletion of the hook (which purges its deliveries after it commits)
@@ -44,15 +47,18 @@ class OfflineFanouts implements SmartLifecycle {
     static final String LOOP = "hook_fanout";
     static final int SENDERS_PER_PASS = 32;
 
-    /** 1: most senders. The oldest fan-out of each sender, by a loose scan of (sender_id, id). */
+    /**
+     * 1: the sender after which to look, 2: most senders. The oldest fan-out of each sender whose id
+     * sorts after the first parameter, by a loose scan of (sender_id, id): one index probe a sender.
+     */
     private static final String OLDEST_PER_SENDER = """
             WITH RECURSIVE s AS (
-                (SELECT sender_id, id FROM hook_offline_fanouts ORDER BY sender_id, id LIMIT 1)
+                (SELECT sender_id, id FROM hook_offline_fanouts WHERE sender_id > ? ORDER BY sender_id, id LIMIT 1)
                 UNION ALL
                 SELECT n.sender_id, n.id FROM s
                 CROSS JOIN LATERAL (SELECT f.sender_id, f.id FROM hook_offline_fanouts f
                                     WHERE f.sender_id > s.sender_id ORDER BY f.sender_id, f.id LIMIT 1) n)
-            SELECT id FROM s LIMIT ?
+            SELECT sender_id, id FROM s LIMIT ?
             """;
 
     /**
@@ -77,7 +83,7 @@ class OfflineFanouts implements SmartLifecycle {
                 RETURNING id),
             gone AS (
                 DELETE FROM hook_offline_fanouts x USING f WHERE x.id = f.id RETURNING x.id)
-            SELECT id FROM d
+            SELECT (SELECT count(*) FROM gone), ARRAY(SELECT id FROM d)
             """;
 
     private static final String BACKLOG = """
@@ -90,13 +96,16 @@ class OfflineFanouts implements SmartLifecycle {
     private final HookMetrics hookMetrics;
     private final Loops loops;
     private final Counter expanded;
+    private final Counter done;
+    /** The last sender a pass served: the next pass starts after it. */
+    private String cursor = "";
     private static final long BACKLOG_EVERY_NANOS = Duration.ofSeconds(5).toNanos();
     private long backlogReadAt;
     private volatile long backlog;
     private volatile long oldestSeconds;
     private volatile boolean running;
     private volatile boolean wanted;
-    private Thread thread;
+    private volatile Thread thread;
 
     OfflineFanouts(DataSource dataSource, PlatformTransactionManager transactions, HookWorkers workers, HookMetrics hookMetrics,
                    Loops loops, WaterlineMetrics metrics) {
@@ -109,6 +118,7 @@ class OfflineFanouts implements SmartLifecycle {
         this.loops = loops;
         this.expanded = metrics.counter("waterline.hook.offline.fanned.out",
                 "offline deliveries written by the fan-out (one per hook and recipient without a live session)");
+        this.done = metrics.counter("waterline.hook.offline.fanouts.done", "offline fan-outs expanded (one per offline hook and message)");
         metrics.gauge("waterline.hook.offline.fanouts", "offline fan-outs waiting (one per offline hook and message)", () -> backlog);
         metrics.gauge("waterline.hook.offline.fanout.oldest.age.seconds", "age of the oldest offline fan-out waiting",
                 () -> oldestSeconds);
@@ -123,27 +133,76 @@ class OfflineFanouts implements SmartLifecycle {
         }
     }
 
-    /** One pass: how many fan-outs it expanded. */
-    int pass() {
-        List<Long> oldest = jdbc.queryForList(OLDEST_PER_SENDER, Long.class, SENDERS_PER_PASS);
-        int done = 0;
-        for (long id : oldest) {
-            List<Long> deliveries = tx.execute(s -> jdbc.queryForList(EXPAND, Long.class, id));
-            if (deliveries != null && !deliveries.isEmpty()) {
-                expanded.increment(deliveries.size());
-                hookMetrics.enqueued(deliveries.size());
-                workers.wake(deliveries);
+    /** A fan-out to expand: whose, and which. */
+    private record Next(String sender, long id) {
+    }
+
+    /**
+     * One pass: the next {@link #SENDERS_PER_PASS} senders' oldest fan-outs, each expanded in its own
+     * transaction; returns how many it expanded (a fan-out another node held is not counted).
+     * Synchronized: the loop and a test may run passes at once; two nodes' passes meet in the
+     * database (SKIP LOCKED) instead.
+     */
+    synchronized int pass() {
+        List<Next> next = new java.util.ArrayList<>(jdbc.query(OLDEST_PER_SENDER,
+                (rs, i) -> new Next(rs.getString(1), rs.getLong(2)), cursor, SENDERS_PER_PASS));
+        if (next.size() < SENDERS_PER_PASS && !cursor.isEmpty()) {
+            // round to the start: the senders up to the cursor, but for those already found
+            java.util.Set<String> found = new java.util.HashSet<>();
+            next.forEach(n -> found.add(n.sender()));
+            for (Next n : jdbc.query(OLDEST_PER_SENDER, (rs, i) -> new Next(rs.getString(1), rs.getLong(2)), "",
+                    SENDERS_PER_PASS - next.size())) {
+                if (found.add(n.sender())) {
+                    next.add(n);
+                }
             }
-            done++;
         }
-        if (oldest.isEmpty() || System.nanoTime() - backlogReadAt > BACKLOG_EVERY_NANOS) {
+        int expandedNow = 0;
+        for (Next n : next) {
+            cursor = n.sender();
+            try {
+                Expanded e = expand(n.id());
+                if (e.gone() > 0) {
+                    expandedNow++;
+                    done.increment();
+                }
+                if (!e.deliveries().isEmpty()) {
+                    expanded.increment(e.deliveries().size());
+                    hookMetrics.enqueued(e.deliveries().size());
+                    workers.wake(e.deliveries());
+                }
+            }
+            catch (RuntimeException failed) {
+                loops.failed(LOOP, "an offline fan-out could not be expanded (it stays for the next pass)", failed);
+            }
+        }
+        if (next.isEmpty() || System.nanoTime() - backlogReadAt > BACKLOG_EVERY_NANOS) {
             backlogReadAt = System.nanoTime();
             jdbc.query(BACKLOG, rs -> {
                 backlog = rs.getLong(1);
                 oldestSeconds = rs.getLong(2);
             });
         }
-        return done;
+        return expandedNow;
+    }
+
+    /** What expanding one fan-out did: whether it took the row (another node may hold it), and the deliveries it wrote. */
+    private record Expanded(long gone, List<Long> deliveries) {
+    }
+
+    /**
+     * Expands one fan-out in a transaction of its own, with {@code synchronous_commit = off}: a
+     * commit a crash loses takes the deliveries and the row's deletion together, so the row is there
+     * to expand again, and nothing is written twice or lost.
+     */
+    private Expanded expand(long id) {
+        return tx.execute(s -> {
+            jdbc.execute("SET LOCAL synchronous_commit = off");
+            return jdbc.queryForObject(EXPAND, (rs, i) -> {
+                Long[] ids = (Long[]) rs.getArray(2).getArray();
+                return new Expanded(rs.getLong(1), List.of(ids));
+            }, id);
+        });
     }
 
     @Override
