@@ -23,7 +23,7 @@ import static org.awaitility.Awaitility.await;
  * What one sender's offline hooks add to a shared group commit is bounded: a probe's member of a
  * 500-member chat with ten offline hooks made each message insert 5,010 rows inside its commit, the
  * batches hit the commit timeout, and everyone sharing that writer was refused. One writer here
- * (everyone shares it) and a 3 s commit timeout: the heavy sender's burst goes through the commit as
+ * (everyone shares it) and a 2 s commit timeout: the heavy sender's burst goes through the commit as
  * one fan-out row per hook and message, a bystander's sends are all accepted, and the fan-out then
  * writes every offline delivery, once each.
  */
@@ -33,12 +33,12 @@ import static org.awaitility.Awaitility.await;
         "spring.data.redis.database=34",
         "waterline.hooks.allowed-hosts=localhost",
         "waterline.inbound.writers=1",
-        "waterline.inbound.commit-timeout=3s"})
+        "waterline.inbound.commit-timeout=2s"})
 class OfflineFanoutIntegrationTests {
 
     static final int MEMBERS = 499;
     static final int HOOKS = 10;
-    static final int HEAVY_MESSAGES = 30;
+    static final int HEAVY_MESSAGES = 60;
     static final int BYSTANDER_MESSAGES = 30;
 
     @LocalServerPort
