@@ -82,6 +82,14 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
             // unless the configuration says this node is the only one
             props.put("waterline.cluster.enabled", true);
         }
+        if (needPostgres != needRedis && env.getProperty("waterline.embedded.enabled", Boolean.class, true)) {
+            // PROTOCOL.md §1: naming either turns the embedded servers off. An embedded server
+            // started beside a real one (a Redis with no password for a production database) is
+            // never what a deployment wants, nor a default one on localhost that happens to answer.
+            throw new IllegalStateException((needRedis ? "PostgreSQL is named but Redis is not" : "Redis is named but PostgreSQL is not")
+                    + ": name both (spring.datasource.url and spring.data.redis.host, or their environment variables),"
+                    + " or neither for the zero-configuration mode with embedded servers");
+        }
         if ((!needPostgres && !needRedis) || !env.getProperty("waterline.embedded.enabled", Boolean.class, true)) {
             if (!props.isEmpty()) {
                 env.getPropertySources().addLast(new MapPropertySource(PROPERTY_SOURCE, props));

@@ -87,4 +87,26 @@ class ZeroConfigDecisionUnitTests {
         assertThat(env.getProperty("spring.datasource.url")).isEqualTo("jdbc:postgresql://db/camel");
         assertThat(env.getProperty("waterline.embedded.active")).isNull();
     }
+
+    /**
+     * A probe named only the database and found an embedded Redis, with no password, started beside
+     * it. PROTOCOL.md §1: naming either turns the embedded servers off; naming one alone is refused
+     * at start, with how to fix it, rather than pairing a real database with an embedded Redis (or
+     * with whatever Redis answers on localhost).
+     */
+    @Test
+    void namingOnlyOneOfThemIsRefusedAtStartAndNothingIsEmbedded() {
+        var onlyDatabase = env(Map.of("SPRING_DATASOURCE_URL", "jdbc:postgresql://db/x"), Map.of());
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new EmbeddedServers(supplier -> supplier.get())
+                        .postProcessEnvironment(onlyDatabase, null))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("PostgreSQL is named but Redis is not")
+                .hasMessageContaining("name both");
+        assertThat(onlyDatabase.getProperty("spring.data.redis.port")).as("no embedded Redis").isNull();
+
+        var onlyRedis = env(Map.of(), Map.of("spring.data.redis.host", "cache"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new EmbeddedServers(supplier -> supplier.get())
+                        .postProcessEnvironment(onlyRedis, null))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("Redis is named but PostgreSQL is not");
+        assertThat(onlyRedis.getProperty("spring.datasource.url")).as("no embedded PostgreSQL").isNull();
+    }
 }
