@@ -136,7 +136,13 @@ public class GuardedProtocol extends Http11NioProtocol {
             }
             catch (Throwable t) {
                 ExceptionUtils.handleThrowable(t);
-                log.error("a connection could not be set up (it is closed)", t);
+                try {
+                    log.error("a connection could not be set up (it is closed)", t);
+                }
+                catch (Throwable tt) {
+                    // logging failed too (the heap is full): the socket is still destroyed below
+                    ExceptionUtils.handleThrowable(tt);
+                }
                 if (wrapper == null) {
                     destroySocket(socket);
                 }
