@@ -26,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  * {@code per-hook-concurrency};</li>
  * <li>fast hooks share the rest, the <em>fast share</em>: each may hold the smaller of its limit and
  * {@code fast share / (fast hooks with calls out + 1)} (at least 1), so hooks that earn their limit
- * and then hang hold part of the fast share, never all of it. The slow share never takes the fast
- * share's room, but calls that turn slow while out stay out until they end.</li>
+ * and then hang hold their parts of the fast share (reckoned at each plan: hooks that start while
+ * few others are busy may hold more for a while). The slow share never takes the fast share's
+ * room, but calls that turn slow while out stay out until they end.</li>
  * </ul>
  * Counting one hook more than there are leaves room for one that comes. Over both pools, the hooks
  * one user created hold at most {@code user-share} × {@code max-in-flight} calls (a breaker's probe
