@@ -9,7 +9,10 @@ import java.util.List;
  * sends the one probe ({@code half_open}); the probe's success closes it, its failure opens it
  * again. A permanent failure (a 4xx) counts as an answer: the target is up, so it resets the count
  * like a success. Outcomes of calls that were already out when the breaker opened only move the
- * count: only the probe decides a half-open breaker, and nothing but the cooldown an open one.
+ * count: only the probe decides a half-open breaker, and nothing but the cooldown an open one. A
+ * probe that was not made (no connection to be had, or cut short by shutdown) says nothing about
+ * the target: the breaker opens again with its cooldown already over, so that the next probe (the
+ * first one made) may go as soon as a held delivery is due, rather than at the probe's deadline.
  */
 final class Breaker {
 
@@ -21,12 +24,30 @@ final class Breaker {
     record State(String breaker, int failures) {
     }
 
-    /** One outcome, in the order they were recorded; {@code probe} for the half-open probe's. */
-    record Result(boolean answered, boolean probe) {
+    /**
+     * One outcome, in the order they were recorded; {@code probe} for the half-open probe's;
+     * {@code made} false for a call not made (its {@code answered} then means nothing).
+     */
+    record Result(boolean answered, boolean probe, boolean made) {
+
+        Result(boolean answered, boolean probe) {
+            this(answered, probe, true);
+        }
+
+        static Result notMade(boolean probe) {
+            return new Result(false, probe, false);
+        }
     }
 
-    /** What the row becomes; {@code opened}/{@code closed} when it changed to that state. */
-    record Next(String breaker, int failures, boolean opened, boolean closed) {
+    /**
+     * What the row becomes; {@code opened}/{@code closed} when it changed to that state;
+     * {@code probeAgain} when its probe was not made: open again, its cooldown over.
+     */
+    record Next(String breaker, int failures, boolean opened, boolean closed, boolean probeAgain) {
+
+        Next(String breaker, int failures, boolean opened, boolean closed) {
+            this(breaker, failures, opened, closed, false);
+        }
     }
 
     private Breaker() {
@@ -35,9 +56,15 @@ final class Breaker {
     static Next after(State state, List<Result> results, int threshold) {
         String breaker = state.breaker();
         int failures = state.failures();
-        boolean opened = false, closed = false;
+        boolean opened = false, closed = false, probeAgain = false;
         for (Result r : results) {
-            if (r.answered()) {
+            if (!r.made()) {
+                if (r.probe() && HALF_OPEN.equals(breaker)) {
+                    breaker = OPEN;
+                    probeAgain = true;
+                }
+            }
+            else if (r.answered()) {
                 failures = 0;
                 if (r.probe() && HALF_OPEN.equals(breaker)) {
                     breaker = CLOSED;
@@ -54,6 +81,6 @@ final class Breaker {
                 }
             }
         }
-        return new Next(breaker, failures, opened, closed);
+        return new Next(breaker, failures, opened, closed, probeAgain);
     }
 }

@@ -16,6 +16,7 @@ import javax.sql.DataSource;
 import dev.waterline.sql.Statement;
 import dev.waterline.sql.Statements;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -42,9 +43,9 @@ import tools.jackson.databind.json.JsonMapper;
 @Repository
 class DeliveryQueue {
 
-    /** A delivery claimed by this node: what the call needs, and how to record it. */
+    /** A delivery claimed by this node: what the call needs, and how to record it; {@code userId}: who created its hook. */
     record Claimed(long id, String hookId, String chatId, String kind, Map<String, String> target, String secret,
-                   String idempotencyKey, String payload, int attempt, long createdAtMillis, boolean probe) {
+                   String idempotencyKey, String payload, int attempt, long createdAtMillis, boolean probe, String userId) {
     }
 
     /** What becomes of a claimed row. */
@@ -67,22 +68,27 @@ class DeliveryQueue {
     record Recorded(Claimed claimed, Verdict verdict, Instant dueAt, String error, Boolean answered) {
     }
 
-    /** A claim's rows, and whether it looked at as many due rows as it could ({@code scanFull}: more may be due). */
-    record Claims(List<Claimed> rows, boolean scanFull) {
+    /**
+     * A claim's rows; whether it looked at as many due rows as it could ({@code scanFull}: more may
+     * be due); and how many of the rows it looked at it did not take ({@code cut}: over a hook's or
+     * a user's quota or past the slow share's room: they can go once calls end).
+     */
+    record Claims(List<Claimed> rows, boolean scanFull, int cut) {
     }
 
     private static final String RETURNED = """
             d.id, d.hook_id, h.chat_id, h.kind, h.target::text, h.secret, d.idempotency_key, d.payload, d.attempts,
-            (extract(epoch FROM d.created_at) * 1000)::bigint
+            (extract(epoch FROM d.created_at) * 1000)::bigint, h.created_by
             """;
 
     /**
-     * A claim of one slice that takes no more of each hook than its share ({@link HookShares.Plan}).
-     * One statement, no explicit transaction. Binds: 1..3: the plan's listed hooks, text[] ids,
-     * int[] quotas, boolean[] fast; 4: workers, 5: this worker's slice; 6: text[] hooks left out (no
-     * room here, or a breaker known not closed); 7: the slow share's room (0: only hooks listed as
-     * fast are looked at); 8: the scan, due rows looked at; 9: the slow share's room again; 10: most
-     * rows; 11: claimant, 12: claim timeout ms.
+     * A claim of one slice that takes no more of each hook, and of each user's hooks, than its share
+     * ({@link HookShares.Plan}). One statement, no explicit transaction. Binds: 1..3: the plan's
+     * listed hooks, text[] ids, int[] quotas, boolean[] fast; 4, 5: its listed users, text[] ids,
+     * int[] rooms; 6: workers, 7: this worker's slice; 8: text[] hooks left out (no room here, or a
+     * breaker known not closed); 9: the slow share's room (0: only hooks listed as fast are looked
+     * at); 10: the scan, due rows looked at; 11: the room of a user not listed; 12: the slow share's
+     * room again; 13: most rows; 14: claimant, 15: claim timeout ms.
      *
      * <p>{@code candidates} is the due index's ordered scan, locking what it passes
      * ({@code SKIP LOCKED}) and stopping after the scan's rows; the hook's breaker is a scalar
@@ -91,27 +97,35 @@ class DeliveryQueue {
      * will not take (a breaker not closed that this node has not heard of yet, a hook deleted and not
      * yet purged) is neither locked nor counted. Held rows (a breaker not closed) are not in that
      * index at all. Then, among the candidates only: each hook's rows numbered in due order
-     * ({@code turn}), those past its quota (1 for a hook not listed) dropped, the rest of hooks not
-     * judged fast numbered again and cut at the slow share's room, and the rows taken in turn order
-     * (every hook's first row before any hook's second), up to the limit. Candidates not taken are
-     * unlocked at the statement's end. RETURNING carries the scan's count: a claim that took fewer
-     * rows than it may while its scan was full (one hook's backlog past its quota filled it) is
-     * repeated at once, with that hook left out.
+     * ({@code turn}), those past its quota (1 for a hook not listed) dropped; the rest numbered per
+     * user who created the hook (a primary-key probe of hooks per candidate) and cut at the user's
+     * room; the rest of hooks not judged fast numbered again and cut at the slow share's room; and
+     * the rows taken in turn order (every hook's first row before any hook's second), up to the
+     * limit. Candidates not taken are unlocked at the statement's end. The statement answers one row
+     * even when it takes none, each carrying the scan's count: a claim that took fewer rows than it
+     * may while its scan was full (one hook's backlog past its quota filled it) is repeated at once,
+     * with that hook left out, and the loop of one that left rows it looked at (cut by a quota) is
+     * woken by the next call to end, not only by new rows.
      *
-     * <p>Plan (EXPLAIN ANALYZE on PostgreSQL 17, 200,000 due rows of 32 hooks and a fast hook's 50
-     * due after them, 4 slices, scan 128; the custom and the generic plan alike): the candidates a
-     * Limit over LockRows over an Index Scan of {@code hook_deliveries_due} (the slice and the
-     * breaker a filter, the breaker a SubPlan per row kept), the shares joined by hash, the two
-     * windows sorting at most the scan's rows in memory, the update a primary-key probe per chosen
-     * row. With every hook given room: 512 index entries read for 128 candidates (the slice keeps
-     * one in four), 24 rows taken (3 of each of 8 hooks in the window), 2.5 ms of execution. With
-     * the 32 hooks left out (their share full): the scan passes all 200,038 of their rows one by one
-     * to reach the fast hook's, 110-180 ms, as the claim did before shares for a hook at its
+     * <p>Plan (EXPLAIN ANALYZE on PostgreSQL 17, 200,000 due rows of 32 hooks of one user and a
+     * fast hook's 50 due after them, 4 slices, scan 128): the candidates a Limit over LockRows over
+     * an Index Scan of {@code hook_deliveries_due} (the slice and the breaker a filter, the breaker a
+     * SubPlan per row kept), the shares and users joined in memory, the user a SubPlan per candidate
+     * (a primary-key probe; a join to hooks there was planned as a hash join over the whole table),
+     * the three windows sorting at most the scan's rows in memory, the update a primary-key probe
+     * per chosen row. With every hook given room: 512 index entries read for 128 candidates (the
+     * slice keeps one in four), 24 rows taken (3 of each of 8 hooks in the window), 2.6-3.1 ms of
+     * execution once warm (the statement before the users' window, on the same data and cores:
+     * 1.9-2.6 ms); the user's room at 5, 5 rows taken. With the 32 hooks left out (their share
+     * full): the scan passes all 200,038 of their rows one by one to reach the fast hook's, 90 ms
+     * here (110-180 ms when first measured), as the claim did before shares for a hook at its
      * per-hook limit (docs/ARCHITECTURE.md, "Not built yet").
      */
     private static final String CLAIM = """
             WITH shares AS (
                 SELECT * FROM unnest(?::text[], ?::int[], ?::boolean[]) AS s(hook_id, quota, fast)
+            ), users AS (
+                SELECT * FROM unnest(?::text[], ?::int[]) AS u(user_id, room)
             ), candidates AS MATERIALIZED (
                 SELECT q.id, q.hook_id, q.due_at FROM hook_deliveries q
                 WHERE q.status = 'pending' AND q.due_at <= now() AND q.id % ? = ?
@@ -122,24 +136,33 @@ class DeliveryQueue {
                 LIMIT ?
                 FOR UPDATE OF q SKIP LOCKED
             ), ranked AS (
-                SELECT c.id, c.due_at, coalesce(s.fast, false) AS fast, coalesce(s.quota, 1) AS quota,
+                SELECT c.id, c.due_at, (SELECT h.created_by FROM hooks h WHERE h.hook_id = c.hook_id) AS user_id,
+                       coalesce(s.fast, false) AS fast, coalesce(s.quota, 1) AS quota,
                        row_number() OVER (PARTITION BY c.hook_id ORDER BY c.due_at, c.id) AS turn
                 FROM candidates c LEFT JOIN shares s ON s.hook_id = c.hook_id
+            ), owned AS (
+                SELECT r.id, r.due_at, r.turn, r.fast, coalesce(u.room, ?) AS room,
+                       row_number() OVER (PARTITION BY r.user_id ORDER BY r.turn, r.due_at, r.id) AS nth
+                FROM ranked r LEFT JOIN users u ON u.user_id = r.user_id
+                WHERE r.turn <= r.quota
             ), pooled AS (
-                SELECT r.id, r.due_at, r.turn, r.fast,
-                       row_number() OVER (PARTITION BY r.fast ORDER BY r.turn, r.due_at, r.id) AS place
-                FROM ranked r WHERE r.turn <= r.quota
+                SELECT o.id, o.due_at, o.turn, o.fast,
+                       row_number() OVER (PARTITION BY o.fast ORDER BY o.turn, o.due_at, o.id) AS place
+                FROM owned o WHERE o.nth <= o.room
             ), chosen AS (
                 SELECT p.id FROM pooled p WHERE p.fast OR p.place <= ?
                 ORDER BY p.turn, p.due_at, p.id
                 LIMIT ?
+            ), taken AS (
+                UPDATE hook_deliveries d
+                SET status = 'claimed', claimed_by = ?, claim_deadline = now() + (? * interval '1 millisecond'), attempts = d.attempts + 1
+                FROM hooks h
+                WHERE d.id IN (SELECT id FROM chosen) AND h.hook_id = d.hook_id
+                RETURNING
+            """ + RETURNED.strip() + """
             )
-            UPDATE hook_deliveries d
-            SET status = 'claimed', claimed_by = ?, claim_deadline = now() + (? * interval '1 millisecond'), attempts = d.attempts + 1
-            FROM hooks h
-            WHERE d.id IN (SELECT id FROM chosen) AND h.hook_id = d.hook_id
-            RETURNING
-            """ + RETURNED + ", (SELECT count(*) FROM candidates)";
+            SELECT t.*, n.scanned FROM (SELECT count(*) AS scanned FROM candidates) n LEFT JOIN taken t ON true
+            """;
 
     /**
      * 1: most hooks. The microphone: only the transaction holding an open hook's row lock may probe
@@ -321,18 +344,22 @@ class DeliveryQueue {
 
     private static Claimed claimed(ResultSet rs, boolean probe) throws SQLException {
         return new Claimed(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), JSON.readValue(rs.getString(5), TARGET),
-                rs.getString(6), rs.getString(7), rs.getString(8), rs.getInt(9), rs.getLong(10), probe);
+                rs.getString(6), rs.getString(7), rs.getString(8), rs.getInt(9), rs.getLong(10), probe, rs.getString(11));
     }
 
     /** Claims due deliveries of one slice within {@code plan}'s shares (one statement, committed on its own). */
     Claims claim(String claimant, Duration claimTimeout, int workers, int slice, HookShares.Plan plan) {
         long[] scanned = {0};
-        List<Claimed> rows = jdbc.query(CLAIM, (rs, i) -> {
-            scanned[0] = rs.getLong(11);
-            return claimed(rs, false);
-        }, plan.hooks(), plan.quotas(), plan.fast(), workers, slice, plan.leftOut(), plan.slowRoom(), plan.scan(), plan.slowRoom(),
-                plan.total(), claimant, claimTimeout.toMillis());
-        return new Claims(rows, scanned[0] >= plan.scan());
+        List<Claimed> rows = new ArrayList<>();
+        jdbc.query(CLAIM, (RowCallbackHandler) rs -> {
+            scanned[0] = rs.getLong(12);
+            rs.getLong(1);
+            if (!rs.wasNull()) {
+                rows.add(claimed(rs, false));
+            }
+        }, plan.hooks(), plan.quotas(), plan.fast(), plan.users(), plan.userRooms(), workers, slice, plan.leftOut(), plan.slowRoom(),
+                plan.scan(), plan.newUserRoom(), plan.slowRoom(), plan.total(), claimant, claimTimeout.toMillis());
+        return new Claims(rows, scanned[0] >= plan.scan(), (int) scanned[0] - rows.size());
     }
 
     /**
@@ -370,7 +397,8 @@ class DeliveryQueue {
         return tx.execute(s -> {
             Map<String, List<Recorded>> byHook = new TreeMap<>();
             for (Recorded r : outcomes) {
-                if (r.answered() != null) {
+                // a call not made tells the breaker nothing, unless it was the probe
+                if (r.answered() != null || r.claimed().probe()) {
                     byHook.computeIfAbsent(r.claimed().hookId(), k -> new ArrayList<>()).add(r);
                 }
             }
@@ -379,7 +407,7 @@ class DeliveryQueue {
             Map<String, Breaker.State> states = new HashMap<>();
             Map<String, long[]> probes = new HashMap<>();
             String[] failing = byHook.entrySet().stream()
-                    .filter(e -> e.getValue().stream().anyMatch(r -> !r.answered() || r.claimed().probe()))
+                    .filter(e -> e.getValue().stream().anyMatch(r -> r.claimed().probe() || !r.answered()))
                     .map(Map.Entry::getKey).toArray(String[]::new);
             List<Statement> first = new ArrayList<>(2);
             first.add(Statement.of("SET LOCAL synchronous_commit = off", null));
@@ -401,14 +429,17 @@ class DeliveryQueue {
                 }
                 long[] probe = probes.get(e.getKey());
                 // the probe named on the row, and that claim of it: a late outcome of an earlier probe of the same row decides nothing
-                List<Breaker.Result> results = e.getValue().stream().map(r -> new Breaker.Result(r.answered(),
-                        r.claimed().probe() && probe != null && probe[0] == r.claimed().id() && probe[1] == r.claimed().attempt())).toList();
+                List<Breaker.Result> results = e.getValue().stream().map(r -> {
+                    boolean named = r.claimed().probe() && probe != null && probe[0] == r.claimed().id() && probe[1] == r.claimed().attempt();
+                    return r.answered() == null ? Breaker.Result.notMade(named) : new Breaker.Result(r.answered(), named);
+                }).toList();
                 Breaker.Next next = Breaker.after(state, results, threshold);
                 if (next.breaker().equals(state.breaker()) && next.failures() == state.failures()) {
                     continue;
                 }
-                writes.add(Statement.of(SET_BREAKER, null, next.breaker(), next.failures(), next.opened(), cooldown.toMillis(),
-                        next.breaker(), next.breaker(), next.closed(), e.getKey()));
+                // a probe not made: open again with its cooldown over, so the next probe may go (H5: it is the first made)
+                writes.add(Statement.of(SET_BREAKER, null, next.breaker(), next.failures(), next.opened() || next.probeAgain(),
+                        next.probeAgain() ? 0 : cooldown.toMillis(), next.breaker(), next.breaker(), next.closed(), e.getKey()));
                 if (next.opened() && !Breaker.OPEN.equals(state.breaker())) {
                     opened.add(e.getKey());
                 }

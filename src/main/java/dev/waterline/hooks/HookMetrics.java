@@ -29,6 +29,7 @@ class HookMetrics {
     private final Counter presenceUnknown;
     private final Counter recordsLost;
     private final Counter yielded;
+    private final Counter givenBack;
     private final Timer delivery;
     private final AtomicLong backlog = new AtomicLong();
     private final AtomicLong oldestAge = new AtomicLong();
@@ -56,6 +57,8 @@ class HookMetrics {
                 "attempt outcomes that could not be recorded (their claims expire and are sent again)");
         yielded = metrics.counter("waterline.hook.claims.yielded",
                 "claim passes skipped because the group commit was behind (waterline.hooks.yield-above)");
+        givenBack = metrics.counter("waterline.hook.claims.given.back",
+                "claimed deliveries released unmade because claims planned at once took a hook or a user past its share");
         delivery = metrics.latencyTimer("waterline.hook.delivery", "commit of the message → its hook delivery confirmed by the target");
         metrics.gauge("waterline.hook.backlog", "hook deliveries not yet done (pending, held or claimed; dead letters apart)", backlog::get);
         metrics.gauge("waterline.hook.oldest.age.seconds", "age of the oldest hook delivery not yet done", oldestAge::get);
@@ -103,6 +106,10 @@ class HookMetrics {
 
     void yielded() {
         yielded.increment();
+    }
+
+    void givenBack(int n) {
+        givenBack.increment(n);
     }
 
     void delivered(long millisSinceCreated) {

@@ -20,13 +20,18 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                    Default 256.
  * @param perHookConcurrency most calls this node makes to one hook at once; a hook reaches it by
  *                           calls that end within {@code slow-call} (from 1, then 2, one more
- *                           with each). Default 8.
+ *                           with each), and only while its pool's equal part allows as many (see
+ *                           {@code slow-share}). Default 8.
  * @param slowCall a call that takes longer than this, or is still out past it, judges its hook
- *                 slow: back to the slow share, its limit back to 1. Default 1 s.
+ *                 slow: back to the slow share, where it may hold that share's equal part.
+ *                 Default 1 s.
  * @param slowShare the part of {@code max-in-flight} that hooks judged slow or not judged yet share
- *                  (each an equal part of it, at least one call); the rest is always left to the
- *                  fast ones. Above 0, at most 1 (1 leaves fast hooks nothing of their own).
- *                  Default 0.5.
+ *                  (each with calls out an equal part of it, counting one hook more, at least one
+ *                  call); the rest is the fast hooks', split the same way. Above 0, at most 1 (1
+ *                  leaves fast hooks one call each). Default 0.5.
+ * @param userShare the part of {@code max-in-flight} that the hooks one user created may hold at
+ *                  once, fast and slow together, so that one user's hooks never take the whole
+ *                  node. Above 0, at most 1. Default 0.5.
  * @param callTimeout longest one call may take (connect, send, the target's answer or the broker's
  *                    confirmation); past it the attempt is a retryable failure. Default 10 s.
  * @param connectTimeout longest a connection to a target may take to open. Default 5 s.
@@ -75,7 +80,8 @@ public record HookProperties(
         @DefaultValue("1s") Duration slowCall,
         @DefaultValue("0.5") double slowShare,
         @DefaultValue("16") int kafkaMaxProducers,
-        @DefaultValue("1m") Duration kafkaProducerIdle) {
+        @DefaultValue("1m") Duration kafkaProducerIdle,
+        @DefaultValue("0.5") double userShare) {
 
     public HookProperties {
         allowedHosts = allowedHosts == null ? List.of()
@@ -87,6 +93,9 @@ public record HookProperties(
         }
         if (!(slowShare > 0 && slowShare <= 1)) {
             throw new IllegalArgumentException("waterline.hooks.slow-share must be above 0 and at most 1: " + slowShare);
+        }
+        if (!(userShare > 0 && userShare <= 1)) {
+            throw new IllegalArgumentException("waterline.hooks.user-share must be above 0 and at most 1: " + userShare);
         }
         if (slowCall.isNegative() || slowCall.isZero() || kafkaProducerIdle.isNegative() || kafkaProducerIdle.isZero()) {
             throw new IllegalArgumentException("waterline.hooks.slow-call and kafka-producer-idle must be positive");

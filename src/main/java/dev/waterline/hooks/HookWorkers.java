@@ -13,6 +13,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.ingest.Ingest;
@@ -31,12 +33,16 @@ import org.springframework.stereotype.Component;
  * during the call (PROTOCOL.md §7, docs/ARCHITECTURE.md "Hooks").
  *
  * <p>Loops. Each of {@code workers} claim loops owns a slice ({@code id % workers}): it asks
- * {@link HookShares} for a plan (how many more calls each hook may have here), claims at most
- * that many due deliveries of its slice ({@code FOR UPDATE SKIP LOCKED}, marked claimed with this
- * node's claimant id and a deadline, committed), and starts a call on a virtual thread for each at
- * once; it waits {@code poll-interval} when its slice had nothing more to give (a commit on this
- * node that enqueued rows of its slice wakes it sooner), and claims again at once when one hook's
- * backlog filled its scan. The first loop also claims the probes of breakers whose cooldown ended.
+ * {@link HookShares} for a plan (how many more calls each hook, and each user's hooks, may have
+ * here), claims at most that many due deliveries of its slice ({@code FOR UPDATE SKIP LOCKED},
+ * marked claimed with this node's claimant id and a deadline, committed), and starts a call on a
+ * virtual thread for each at once (a row the shares answer to give back, taken past a cap by claims
+ * planned at once, is released unmade: no attempt counted). Then it claims again at once when the
+ * claim took all it could or one hook's backlog filled its scan; otherwise it waits
+ * {@code poll-interval}, woken sooner by a commit on this node that enqueued rows of its slice
+ * and, when rows it looked at were cut by a quota, by the next call to end (one such loop per
+ * call, in turn), so a backlog drains as fast as its calls end, not a quota per poll. The first
+ * loop also claims the probes of breakers whose cooldown ended.
  * While the group commit is behind (its queue past {@code yield-above}) no loop claims: deliveries
  * wait in the table, sends do not. The record loop gathers outcomes and records them in batches
  * ({@link DeliveryQueue#record}).
@@ -47,10 +53,11 @@ import org.springframework.stereotype.Component;
  * each call that ends within {@code slow-call} (doubling with each round of calls), up to
  * {@code per-hook-concurrency}; a call slower than that, or still out past it, sends the hook back
  * to the slow ones. Hooks judged slow or not judged yet share at most {@code slow-share} of
- * {@code max-in-flight}, each an equal part of it, so the fast hooks always have the rest: one
- * user's slow targets delay their own deliveries, nobody else's. Why limits on claims rather than
- * permits on calls, and what it costs (the claim carries per-hook quotas), is in
- * docs/ARCHITECTURE.md, "Hooks".
+ * {@code max-in-flight}, fast hooks the rest, each hook an equal part of its pool, and one user's
+ * hooks together at most {@code user-share}: one user's slow targets, or targets that turn slow,
+ * delay their own deliveries, nobody else's. Why limits on claims rather than permits on calls,
+ * and what it costs (the claim carries per-hook and per-user quotas), is in docs/ARCHITECTURE.md,
+ * "Hooks".
  *
  * <p>Errors. A claim that fails is counted in {@code waterline_loop_errors_total{loop="hook_claim"}}
  * and retried after the loops' pause; its plan's reservation is given back. A sink never throws (one
@@ -85,6 +92,10 @@ class HookWorkers implements SmartLifecycle {
     private Ingest ingest;
     private final String claimant;
     private final Semaphore[] wake;
+    /** Loops whose last claim left due rows over a quota: the next call to end wakes one, as new rows of its slice do. */
+    private final AtomicBoolean[] waitingForRoom;
+    private final AtomicInteger nextForRoom = new AtomicInteger();
+    /** Released when a call ends: a loop with no room at all waits on it. */
     private final Semaphore room = new Semaphore(0);
     /** Each hook's share of this node's calls, and the calls out. */
     private final HookShares shares;
@@ -121,8 +132,10 @@ class HookWorkers implements SmartLifecycle {
         this.claimant = presence.nodeId() + "/" + UlidCreator.getMonotonicUlid();
         this.shares = new HookShares(HookShares.Limits.of(properties));
         this.wake = new Semaphore[properties.workers()];
+        this.waitingForRoom = new AtomicBoolean[properties.workers()];
         for (int i = 0; i < wake.length; i++) {
             wake[i] = new Semaphore(0);
+            waitingForRoom[i] = new AtomicBoolean();
         }
         loops.declare(MAINTENANCE_LOOP);
         metrics.inFlight();
@@ -169,25 +182,42 @@ class HookWorkers implements SmartLifecycle {
             return;
         }
         DeliveryQueue.Claims got = null;
+        int givenBack = 0;
         try {
             got = queue.claim(claimant, properties.claimTimeout(), wake.length, slice, plan);
         }
         finally {
-            start(plan, got == null ? List.of() : got.rows());
+            givenBack = start(plan, got == null ? List.of() : got.rows());
         }
-        if (got.rows().size() < plan.total() && !got.scanFull()) {
-            wake[slice].tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
-            wake[slice].drainPermits();
+        int took = got.rows().size() - givenBack;
+        if (took >= plan.total() || got.scanFull()) {
+            return;   // more may be due: claim again at once
         }
+        // rows due but over a quota can go once a call ends: that wakes this loop too, not only new rows
+        waitingForRoom[slice].set(got.cut() > 0 || givenBack > 0);
+        wake[slice].tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
+        waitingForRoom[slice].set(false);
+        wake[slice].drainPermits();
     }
 
-    /** Ends {@code plan}'s reservation with the rows it claimed, and starts their calls. */
-    private void start(HookShares.Plan plan, List<DeliveryQueue.Claimed> claimed) {
-        List<HookShares.Call> started = shares.settle(plan, claimed.stream().map(DeliveryQueue.Claimed::hookId).toList(), System.nanoTime());
-        metrics.inFlight().addAndGet(claimed.size());
+    /**
+     * Ends {@code plan}'s reservation with the rows it claimed, starts their calls, and releases
+     * unmade the rows the shares answer to give back; returns how many were given back.
+     */
+    private int start(HookShares.Plan plan, List<DeliveryQueue.Claimed> claimed) {
+        List<HookShares.Call> started = shares.settle(plan,
+                claimed.stream().map(c -> new HookShares.Taken(c.hookId(), c.userId(), c.probe())).toList(), System.nanoTime());
+        int givenBack = 0;
         for (int i = 0; i < claimed.size(); i++) {
             DeliveryQueue.Claimed c = claimed.get(i);
             HookShares.Call call = started.get(i);
+            if (call == null) {
+                // taken past a cap by claims planned at once: back as it was, due now, its attempt not counted
+                outcomes.add(new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, clock.instant(), null, null));
+                givenBack++;
+                continue;
+            }
+            metrics.inFlight().incrementAndGet();
             try {
                 calls.execute(() -> call(c, call));
             }
@@ -197,6 +227,10 @@ class HookWorkers implements SmartLifecycle {
                 loops.failed(CLAIM_LOOP, "a claimed hook delivery could not be started (stopping)", rejected);
             }
         }
+        if (givenBack > 0) {
+            metrics.givenBack(givenBack);
+        }
+        return givenBack;
     }
 
     private void call(DeliveryQueue.Claimed c, HookShares.Call started) {
@@ -235,6 +269,15 @@ class HookWorkers implements SmartLifecycle {
         metrics.inFlight().decrementAndGet();
         if (room.availablePermits() == 0) {
             room.release();
+        }
+        // and one loop waiting for room for rows it had to leave, in turn
+        int from = nextForRoom.getAndIncrement();
+        for (int k = 0; k < wake.length; k++) {
+            int i = Math.floorMod(from + k, wake.length);
+            if (waitingForRoom[i].compareAndSet(true, false)) {
+                wake[i].release();
+                break;
+            }
         }
     }
 

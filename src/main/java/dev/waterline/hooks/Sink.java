@@ -75,7 +75,9 @@ public interface Sink extends AutoCloseable {
 
         /**
          * The call was not made: this node had no room for it now (every connection it may keep
-         * to targets of the kind in use). Tried again soon; no attempt counted, the breaker untouched.
+         * to targets of the kind in use, or owed to targets refused before, or its connection's
+         * turn over). Tried again soon; no attempt counted, the breaker untouched (a probe not made
+         * opens its breaker again, its cooldown over).
          */
         record NotMade(String reason) implements Outcome {
         }

@@ -49,7 +49,7 @@ class DeliveryQueueIntegrationTests {
         jdbc.update("UPDATE hook_deliveries SET status = 'claimed', claimed_by = 'me', attempts = ?, claim_deadline = now() + interval '1 minute'"
                 + " WHERE id = ?", attempt, id);
         String hook = jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, id);
-        return new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", attempt, 0, false);
+        return new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", attempt, 0, false, "u");
     }
 
     @Test
@@ -117,15 +117,40 @@ class DeliveryQueueIntegrationTests {
         jdbc.update("UPDATE hooks SET breaker = 'half_open', probe_id = ?, probe_attempt = 2, probe_deadline = now() + interval '1 hour'"
                 + " WHERE hook_id = ?", id, hook);
         DeliveryQueue.Claimed second = claimAs(id, 2);
-        DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true);
+        DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true, "u");
         queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.RETRY, Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("half_open");
 
-        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", second.attempt(), 0, true);
+        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", second.attempt(), 0, true, "u");
         queue.record("me", List.of(new DeliveryQueue.Recorded(probe, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("closed");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND probe_id IS NULL AND probe_attempt IS NULL",
                 Long.class, hook)).isEqualTo(1);
+    }
+
+    @Test
+    void aProbeNotMadeOpensItsBreakerAgainWithTheNextProbeDueAtOnce() {
+        long id = heldDelivery("dq-probe-not-made");
+        String hook = jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, id);
+        jdbc.update("UPDATE hooks SET breaker = 'half_open', failures = 5, probe_id = ?, probe_attempt = 2,"
+                + " probe_deadline = now() + interval '1 hour' WHERE hook_id = ?", id, hook);
+        claimAs(id, 2);
+        // due again in an hour: no probe pass of the shared context takes the row meanwhile
+        Instant later = Instant.now().plus(Duration.ofHours(1));
+        DeliveryQueue.Claimed earlier = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true, "u");
+        queue.record("me", List.of(new DeliveryQueue.Recorded(earlier, DeliveryQueue.Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook))
+                .as("an earlier probe of the row decides nothing").isEqualTo("half_open");
+
+        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 2, 0, true, "u");
+        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, DeliveryQueue.Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND breaker = 'open' AND reopen_at <= now()"
+                + " AND failures = 5 AND probe_id IS NULL AND probe_attempt IS NULL", Long.class, hook))
+                .as("open, its cooldown over, its failures as they were").isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT status || ' ' || attempts FROM hook_deliveries WHERE id = ?", String.class, id))
+                .as("the probe's row held again, its attempt given back").isEqualTo("held 1");
+        jdbc.update("DELETE FROM hook_deliveries WHERE hook_id = ?", hook);
+        jdbc.update("DELETE FROM hooks WHERE hook_id = ?", hook);
     }
 
     @Test

@@ -42,6 +42,16 @@ class HookRulesUnitTests {
     }
 
     @Test
+    void aProbeNotMadeOpensTheBreakerAgainWithItsCooldownOverAndOtherCallsNotMadeChangeNothing() {
+        assertThat(Breaker.after(new Breaker.State("half_open", 5), List.of(Breaker.Result.notMade(true)), 5))
+                .isEqualTo(new Breaker.Next("open", 5, false, false, true));
+        assertThat(Breaker.after(new Breaker.State("half_open", 5), List.of(Breaker.Result.notMade(false)), 5))
+                .as("a straggler not made").isEqualTo(new Breaker.Next("half_open", 5, false, false));
+        assertThat(Breaker.after(new Breaker.State("closed", 4), List.of(Breaker.Result.notMade(false)), 5))
+                .isEqualTo(new Breaker.Next("closed", 4, false, false));
+    }
+
+    @Test
     void anOpenBreakerStaysOpenWhateverStragglersAnswer() {
         assertThat(Breaker.after(new Breaker.State("open", 5), List.of(answered(), failed(), failed()), 1))
                 .isEqualTo(new Breaker.Next("open", 2, false, false));

@@ -126,6 +126,16 @@ public final class HookReceiver implements AutoCloseable {
         exchange.close();
     }
 
+    /**
+     * A responder for a target that earns a hook's trust, then turns slow: each path's first
+     * {@code fast} requests answered 200 at once, every later one 200 after {@code slowMillis}.
+     */
+    public static BiFunction<Request, Integer, Answer> fastThenSlow(int fast, long slowMillis) {
+        Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
+        return (r, before) -> seen.computeIfAbsent(r.path(), p -> new AtomicInteger()).getAndIncrement() < fast
+                ? Answer.status(200) : new Answer(200, Map.of(), slowMillis);
+    }
+
     /** The most requests this receiver had open (read, not yet answered) at once. */
     public int mostAtOnce() {
         return mostAtOnce.get();

@@ -46,7 +46,7 @@ abstract class BrokerSink<V> implements Sink {
         this.schemes = schemes;
         this.guard = guard;
         this.properties = properties;
-        this.connections = new Connections<>(kind(), MOST_CONNECTIONS, IDLE, closer, metrics);
+        this.connections = new Connections<>(kind(), MOST_CONNECTIONS, IDLE, properties.callTimeout(), closer, metrics);
     }
 
     /** Opens a connection to the checked address of {@code e}; throws what failed. */

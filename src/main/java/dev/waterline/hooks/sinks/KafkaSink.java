@@ -43,7 +43,8 @@ import org.springframework.stereotype.Component;
  * <p>Producers. One per checked set of bootstrap servers, each with a network thread and a
  * selector of its own, which keeps reconnecting for as long as the producer is open: so at most
  * {@code kafka-max-producers} of them, those still closing included ({@link Connections}; a call
- * needing one more while every one is in use is not made, and tried again soon), each closed once
+ * needing one more while every one is in use is not made, and tried again soon; while targets wait,
+ * the producers are shared in turns of {@code call-timeout}), each closed once
  * unused for {@code kafka-producer-idle}, or at once when the hooks that used it are deleted on
  * this node. A broker that cannot be reached is retried by the client with exponential backoff up
  * to 30 s ({@code reconnect.backoff.*}, {@code retry.backoff.max.ms}); its own per-attempt
@@ -68,7 +69,7 @@ class KafkaSink implements Sink {
     KafkaSink(AddressGuard guard, HookProperties properties, WaterlineMetrics metrics) {
         this.guard = guard;
         this.properties = properties;
-        this.producers = new Connections<>("kafka", properties.kafkaMaxProducers(), properties.kafkaProducerIdle(),
+        this.producers = new Connections<>("kafka", properties.kafkaMaxProducers(), properties.kafkaProducerIdle(), properties.callTimeout(),
                 // closed only once no call holds it: nothing of its own is left to send, so at once
                 p -> p.close(java.time.Duration.ZERO), metrics);
     }
@@ -126,11 +127,16 @@ class KafkaSink implements Sink {
         catch (RuntimeException failed) {
             return Outcome.retry("could not create the producer: " + Outcome.describe(failed));
         }
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(call.target().get("topic"), null, call.chatId(),
-                call.payload().getBytes(StandardCharsets.UTF_8),
-                List.of(new RecordHeader("Waterline-Idempotency-Key", call.idempotencyKey().getBytes(StandardCharsets.UTF_8)),
-                        new RecordHeader("Waterline-Attempt", Integer.toString(call.attempt()).getBytes(StandardCharsets.UTF_8))));
+        // from here on the lease is held: whatever fails, the finally below gives it back
         try {
+            ProducerRecord<String, byte[]> record;
+            try {
+                record = record(call);
+            }
+            catch (RuntimeException bad) {
+                // the delivery's fields, not the producer, failed: nothing to discard
+                return Outcome.retry("could not build the Kafka record: " + Outcome.describe(bad));
+            }
             lease.connection().send(record).get(properties.callTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS);
             return Outcome.DONE;
         }
@@ -153,6 +159,13 @@ class KafkaSink implements Sink {
         finally {
             lease.close();
         }
+    }
+
+    /** The record of {@code call}: keyed by its chat, its idempotency key and attempt as headers. */
+    static ProducerRecord<String, byte[]> record(Call call) {
+        return new ProducerRecord<>(call.target().get("topic"), null, call.chatId(), call.payload().getBytes(StandardCharsets.UTF_8),
+                List.of(new RecordHeader("Waterline-Idempotency-Key", call.idempotencyKey().getBytes(StandardCharsets.UTF_8)),
+                        new RecordHeader("Waterline-Attempt", Integer.toString(call.attempt()).getBytes(StandardCharsets.UTF_8))));
     }
 
     /** A retry, logged at most once a second for the whole sink (a cluster that cannot be reached fails every call). */
