@@ -39,10 +39,14 @@ function launchJar() {
   return extractedJar;
 }
 
-/** A JDK of 21 or newer, found as .ci/run finds it (JAVA_HOME, the PATH, the usual folders). */
+/**
+ * The java of the JDK (21 or newer) that the build selected and recorded beside the jar it packaged
+ * (pom.xml: the toolchains plugin, then target/java-home), whatever the default java is.
+ */
 export function javaCommand() {
-  const home = execFileSync('bash', ['-c', '. .ci/find-jdk >/dev/null && printf %s "$JAVA_HOME"'], { cwd: REPO, encoding: 'utf8' });
-  return home ? join(home, 'bin', 'java') : 'java';
+  const file = join(REPO, 'target', 'java-home');
+  if (!existsSync(file)) throw new Error(`no ${file}: run ./mvnw -DskipTests package (or ./mvnw verify) first; it records there the JDK it built with`);
+  return join(readFileSync(file, 'utf8').trim(), 'bin', 'java');
 }
 
 export function freePort() {
