@@ -11,7 +11,7 @@
 # SKIP_BUILD=1 uses the jars already built. Exits non-zero if any run lost anything or failed a check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -f target/waterline-0.1.0-SNAPSHOT.jar ]; then
+if [ "${SKIP_BUILD:-0}" != 1 ] || ! compgen -G "target/waterline-*.jar" >/dev/null; then
   ./mvnw -q -B -DskipTests package
 fi
 ./mvnw -q -B -f load-tests/pom.xml -DskipTests package

@@ -12,7 +12,7 @@
 # cannot be started says why. SKIP_BUILD=1 uses the jars already built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -f target/waterline-0.1.0-SNAPSHOT.jar ]; then
+if [ "${SKIP_BUILD:-0}" != 1 ] || ! compgen -G "target/waterline-*.jar" >/dev/null; then
   ./mvnw -q -B -DskipTests package
 fi
 if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -f load-tests/target/waterline-load.jar ] || [ ! -f load-tests/target/java-home ]; then
