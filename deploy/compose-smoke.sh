@@ -39,7 +39,6 @@ for arg in "$@"; do
     esac
 done
 
-. .ci/find-jdk
 if docker compose version >/dev/null 2>&1; then
     compose=(docker compose)
 elif command -v docker-compose >/dev/null; then
@@ -117,7 +116,7 @@ metric() {
 
 say "building the load generator (the clients)"
 ./mvnw -q -B -f load-tests/pom.xml -DskipTests package
-load=(java -jar load-tests/target/waterline-load.jar)
+load=("$(cat load-tests/target/java-home)/bin/java" -jar load-tests/target/waterline-load.jar)
 
 say "building the app image $WATERLINE_IMAGE (JDK_IMAGE=${JDK_IMAGE:-default}, JRE_IMAGE=${JRE_IMAGE:-default})"
 "${compose[@]}" build app

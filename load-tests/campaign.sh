@@ -6,12 +6,12 @@
 #   load-tests/campaign.sh --duration PT5M --never-ack 0.1
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. .ci/find-jdk
 ./mvnw -q -B -DskipTests package
 ./mvnw -q -B -f load-tests/pom.xml -DskipTests package
+java="$(cat load-tests/target/java-home)/bin/java"   # the JDK ≥ 21 that load-tests/pom.xml selected
 start=(--start-server)
 for a in "$@"; do
   case "$a" in --url|--url=*) start=() ;; esac
 done
-exec java -jar load-tests/target/waterline-load.jar "${start[@]}" \
+exec "$java" -jar load-tests/target/waterline-load.jar "${start[@]}" \
   --clients 600 --rate 2000 --duration PT3M --pattern pairwise --label paper-campaign "$@"

@@ -11,9 +11,9 @@
 # SKIP_BUILD=1 uses the jars already built. Exits non-zero if any run lost anything or failed a check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. .ci/find-jdk
-if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -f target/waterline-0.1.0-SNAPSHOT.jar ]; then
+if [ "${SKIP_BUILD:-0}" != 1 ] || ! compgen -G "target/waterline-*.jar" >/dev/null; then
   ./mvnw -q -B -DskipTests package
 fi
 ./mvnw -q -B -f load-tests/pom.xml -DskipTests package
-exec java -jar load-tests/target/waterline-load.jar chaos "$@"
+java="$(cat load-tests/target/java-home)/bin/java"   # the JDK ≥ 21 that load-tests/pom.xml selected
+exec "$java" -jar load-tests/target/waterline-load.jar chaos "$@"

@@ -11,9 +11,9 @@
 # Exits non-zero if any run lost a message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. .ci/find-jdk
 ./mvnw -q -B -DskipTests package
 ./mvnw -q -B -f load-tests/pom.xml -DskipTests package
+java="$(cat load-tests/target/java-home)/bin/java"   # the JDK ≥ 21 that load-tests/pom.xml selected
 out=target/load-results/hooks-campaign-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 what=("$@")
@@ -63,7 +63,7 @@ start_amqp() {
   HOME=/root RABBITMQ_CONF_ENV_FILE="$d/env.conf" /usr/lib/rabbitmq/bin/rabbitmqctl -n "$rabbit_node" await_startup >/dev/null 2>&1
   echo "amqp://guest:guest@localhost:$port/%2F"
 }
-load() { java -jar load-tests/target/waterline-load.jar --start-server --clients 600 --rate "$rate" --duration "$duration" --quiet "$@"; }
+load() { "$java" -jar load-tests/target/waterline-load.jar --start-server --clients 600 --rate "$rate" --duration "$duration" --quiet "$@"; }
 status=0
 mqtt=""; nats=""; amqp=""
 for m in "${what[@]}"; do

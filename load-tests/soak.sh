@@ -11,12 +11,12 @@
 # SKIP_BUILD=1 uses the jars already built. Exits non-zero if anything was lost or a series grew.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. .ci/find-jdk
-if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -f target/waterline-0.1.0-SNAPSHOT.jar ]; then
+if [ "${SKIP_BUILD:-0}" != 1 ] || ! compgen -G "target/waterline-*.jar" >/dev/null; then
   ./mvnw -q -B -DskipTests package
 fi
-if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -f load-tests/target/waterline-load.jar ]; then
+if [ "${SKIP_BUILD:-0}" != 1 ] || [ ! -f load-tests/target/waterline-load.jar ] || [ ! -f load-tests/target/java-home ]; then
   ./mvnw -q -B -f load-tests/pom.xml -DskipTests package
 fi
+java="$(cat load-tests/target/java-home)/bin/java"   # the JDK ≥ 21 that load-tests/pom.xml selected
 # the generator keeps every accepted message and delivery of the run for the reconciliation
-exec java -Xmx12g -jar load-tests/target/waterline-load.jar soak "$@"
+exec "$java" -Xmx12g -jar load-tests/target/waterline-load.jar soak "$@"

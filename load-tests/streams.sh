@@ -7,14 +7,14 @@
 # Exits non-zero if any run failed its reconciliation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. .ci/find-jdk
 ./mvnw -q -B -DskipTests package
 ./mvnw -q -B -f load-tests/pom.xml -DskipTests package
+java="$(cat load-tests/target/java-home)/bin/java"   # the JDK ≥ 21 that load-tests/pom.xml selected
 out=target/load-results/streams-campaign-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 what=("$@")
 [ ${#what[@]} -gt 0 ] || what=(single many many-total knee replay fanout fanout-cross)
-load() { java -jar load-tests/target/waterline-load.jar streams --start-server "$@"; }
+load() { "$java" -jar load-tests/target/waterline-load.jar streams --start-server "$@"; }
 status=0
 for m in "${what[@]}"; do
   runs=3; [ "$m" = knee ] && runs=1

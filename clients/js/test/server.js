@@ -3,7 +3,7 @@
 // process group of its own so that kill() takes the JVM and its embedded PostgreSQL and Redis
 // at once, as a lost machine would; restart() starts it again on the same port and data.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, existsSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, existsSync, openSync, closeSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname, basename } from 'node:path';
@@ -11,12 +11,13 @@ import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
+/** WATERLINE_JAR, or the most recently built target/waterline-*.jar (an earlier version's may lie beside it). */
 export function serverJar() {
   if (process.env.WATERLINE_JAR) return process.env.WATERLINE_JAR;
   const dir = join(REPO, 'target');
-  const jar = existsSync(dir) && readdirSync(dir).find((f) => /^waterline-.*\.jar$/.test(f) && !f.endsWith('-plain.jar'));
-  if (!jar) throw new Error(`no server jar in ${dir}: run ./mvnw -DskipTests package (or ./mvnw verify) first`);
-  return join(dir, jar);
+  const jars = existsSync(dir) ? readdirSync(dir).filter((f) => /^waterline-.*\.jar$/.test(f) && !f.endsWith('-plain.jar')) : [];
+  if (jars.length === 0) throw new Error(`no server jar in ${dir}: run ./mvnw -DskipTests package (or ./mvnw verify) first`);
+  return jars.map((f) => join(dir, f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }
 
 /**
@@ -39,10 +40,14 @@ function launchJar() {
   return extractedJar;
 }
 
-/** A JDK of 21 or newer, found as .ci/run finds it (JAVA_HOME, the PATH, the usual folders). */
+/**
+ * The java of the JDK (21 or newer) that the build selected and recorded beside the jar it packaged
+ * (pom.xml: the toolchains plugin, then target/java-home), whatever the default java is.
+ */
 export function javaCommand() {
-  const home = execFileSync('bash', ['-c', '. .ci/find-jdk >/dev/null && printf %s "$JAVA_HOME"'], { cwd: REPO, encoding: 'utf8' });
-  return home ? join(home, 'bin', 'java') : 'java';
+  const file = join(REPO, 'target', 'java-home');
+  if (!existsSync(file)) throw new Error(`no ${file}: run ./mvnw -DskipTests package (or ./mvnw verify) first; it records there the JDK it built with`);
+  return join(readFileSync(file, 'utf8').trim(), 'bin', 'java');
 }
 
 export function freePort() {

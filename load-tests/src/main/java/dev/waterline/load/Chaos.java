@@ -69,7 +69,7 @@ final class Chaos implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}")
     String scale;
 
-    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Default: ${DEFAULT-VALUE}")
+    @Option(names = "--server-jar", defaultValue = ServerProcess.DEFAULT_JAR, converter = ServerProcess.JarConverter.class, description = "Default: ${DEFAULT-VALUE}")
     Path serverJar;
 
     @Option(names = "--out", description = "Folder for each run's report and the table. Default: target/load-results/chaos-<time>")

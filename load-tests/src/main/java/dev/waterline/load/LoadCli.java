@@ -30,7 +30,7 @@ public final class LoadCli implements Callable<Integer> {
     @Option(names = "--start-server", description = "Start the packaged server jar in the zero-configuration mode, with a fresh data folder.")
     boolean startServer;
 
-    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Jar for --start-server. Default: ${DEFAULT-VALUE}")
+    @Option(names = "--server-jar", defaultValue = ServerProcess.DEFAULT_JAR, converter = ServerProcess.JarConverter.class, description = "Jar for --start-server. Default: ${DEFAULT-VALUE}")
     Path serverJar;
 
     @Option(names = "--server-arg", description = "Extra argument for the started server, e.g. --server-arg=--waterline.delivery.lease=20s (repeatable).")

@@ -90,7 +90,7 @@ final class Peers implements Callable<Integer> {
                     + " connections). Default: ${DEFAULT-VALUE}")
     int quorumMaxClients;
 
-    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Default: ${DEFAULT-VALUE}")
+    @Option(names = "--server-jar", defaultValue = ServerProcess.DEFAULT_JAR, converter = ServerProcess.JarConverter.class, description = "Default: ${DEFAULT-VALUE}")
     Path serverJar;
 
     @Option(names = "--server-jvm-opts", defaultValue = "-Xmx512m -XX:+UseG1GC", description = "Default: ${DEFAULT-VALUE}")

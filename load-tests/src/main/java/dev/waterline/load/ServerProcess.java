@@ -11,7 +11,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import picocli.CommandLine;
 
 /**
  * A Waterline server the harness starts itself: the packaged jar (run from its extracted layout,
@@ -35,6 +39,33 @@ final class ServerProcess implements AutoCloseable {
         this.log = log;
         this.dataDir = dataDir;
         this.command = command;
+    }
+
+    /** --server-jar's default: the packaged server jar, whatever version the build gave it. */
+    static final String DEFAULT_JAR = "target/waterline-*.jar";
+
+    /**
+     * --server-jar: a path, or a file name with {@code *} or {@code ?} standing for the most recently
+     * modified jar it matches (a jar of an earlier version may still lie beside the current one in
+     * {@code target/}). A pattern that matches nothing is kept as it is, and starting the server then
+     * says that there is no jar.
+     */
+    static final class JarConverter implements CommandLine.ITypeConverter<Path> {
+        @Override
+        public Path convert(String value) throws IOException {
+            Path given = Path.of(value);
+            String name = given.getFileName().toString();
+            Path dir = given.getParent() == null ? Path.of(".") : given.getParent();
+            if (!name.contains("*") && !name.contains("?") || !Files.isDirectory(dir)) {
+                return given;
+            }
+            var matcher = dir.getFileSystem().getPathMatcher("glob:" + name);
+            try (Stream<Path> files = Files.list(dir)) {
+                return files.filter(f -> matcher.matches(f.getFileName()) && Files.isRegularFile(f))
+                        .max(Comparator.comparing(f -> f.toFile().lastModified()))
+                        .orElse(given);
+            }
+        }
     }
 
     /** What to start: the jar, its JVM options, extra server arguments, and how many nodes the run has. */

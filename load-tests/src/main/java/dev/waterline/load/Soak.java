@@ -74,7 +74,7 @@ final class Soak implements Callable<Integer> {
     @Option(names = "--sample-every", defaultValue = "PT10S", description = "Default: ${DEFAULT-VALUE}")
     Duration sampleEvery;
 
-    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Default: ${DEFAULT-VALUE}")
+    @Option(names = "--server-jar", defaultValue = ServerProcess.DEFAULT_JAR, converter = ServerProcess.JarConverter.class, description = "Default: ${DEFAULT-VALUE}")
     Path serverJar;
 
     @Option(names = "--out", description = "Folder for soak.csv, soak.png, soak.md and the load's report. Default: target/load-results/soak-<time>")

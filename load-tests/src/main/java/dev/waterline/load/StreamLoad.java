@@ -82,7 +82,7 @@ final class StreamLoad implements Callable<Integer> {
     @Option(names = "--nodes", defaultValue = "1", description = "Nodes to start with --start-server. Default: ${DEFAULT-VALUE}")
     int nodes;
 
-    @Option(names = "--server-jar", defaultValue = "target/waterline-0.1.0-SNAPSHOT.jar", description = "Default: ${DEFAULT-VALUE}")
+    @Option(names = "--server-jar", defaultValue = ServerProcess.DEFAULT_JAR, converter = ServerProcess.JarConverter.class, description = "Default: ${DEFAULT-VALUE}")
     Path serverJar;
 
     @Option(names = "--server-arg", description = "Extra argument for the started server (repeatable).")
