@@ -120,9 +120,11 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                 "WebSocket transport errors reported by the container (a client vanished mid-frame, a reset)");
     }
 
-    /** The frame types some capability answers (and {@code ping}). */
+    /** The frame types this server reads: those some capability answers, and {@code ping}, which the gateway answers itself. */
     java.util.Set<String> frameTypes() {
-        return java.util.Collections.unmodifiableSet(handlers.keySet());
+        java.util.Set<String> types = new java.util.TreeSet<>(handlers.keySet());
+        types.add("ping");
+        return java.util.Collections.unmodifiableSet(types);
     }
 
     @Override
