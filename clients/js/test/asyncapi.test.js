@@ -25,7 +25,8 @@ test('docs/asyncapi.yaml is a valid AsyncAPI 3.0 document without a single error
 });
 
 test('every frame of the description has a type field with one constant value', async () => {
-  const { document } = await parsed(await readFile(file, 'utf8'));
+  const { document, diagnostics } = await parsed(await readFile(file, 'utf8'));
+  assert.ok(document, describe(diagnostics));
   const untyped = document.allMessages().all()
     .filter((m) => typeof m.payload()?.properties()?.type?.const() !== 'string')
     .map((m) => m.id());

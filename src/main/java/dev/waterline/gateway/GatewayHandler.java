@@ -312,7 +312,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             if (type != null && type.isString() && type.asString().equals("send")) {
                 metrics.rejected("invalid").increment();
             }
-            invalid(conn, "refused: " + problem + " (PROTOCOL.md §3)", correlationIdOf(frame));
+            invalid(conn, "refused: " + problem + " (docs/PROTOCOL.md §3)", correlationIdOf(frame));
             return;
         }
         JsonNode type = frame.get("type");
