@@ -19,6 +19,7 @@ COPY .mvn .mvn
 RUN ./mvnw -B -q dependency:go-offline
 COPY src/main src/main
 COPY clients/js/src clients/js/src
+COPY docs/PROTOCOL.md docs/asyncapi.yaml docs/
 RUN ./mvnw -B -q -Dmaven.test.skip=true package \
  && mv target/waterline-*.jar application.jar \
  && java -Djarmode=tools -jar application.jar extract --layers --destination extracted

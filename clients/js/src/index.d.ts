@@ -1,4 +1,4 @@
-// Type declarations of Waterline's JavaScript client (PROTOCOL.md v2, §3, §4 and §6).
+// Type declarations of Waterline's JavaScript client (docs/PROTOCOL.md, §3, §4 and §6).
 
 /** Where the client keeps cursors, recent messages and unsent sends. JSON values only. */
 export interface Store {

@@ -120,9 +120,11 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                 "WebSocket transport errors reported by the container (a client vanished mid-frame, a reset)");
     }
 
-    /** The frame types some capability answers (and {@code ping}). */
+    /** The frame types this server reads: those some capability answers, and {@code ping}, which the gateway answers itself. */
     java.util.Set<String> frameTypes() {
-        return java.util.Collections.unmodifiableSet(handlers.keySet());
+        java.util.Set<String> types = new java.util.TreeSet<>(handlers.keySet());
+        types.add("ping");
+        return java.util.Collections.unmodifiableSet(types);
     }
 
     @Override
@@ -310,7 +312,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             if (type != null && type.isString() && type.asString().equals("send")) {
                 metrics.rejected("invalid").increment();
             }
-            invalid(conn, "refused: " + problem + " (PROTOCOL.md §3)", correlationIdOf(frame));
+            invalid(conn, "refused: " + problem + " (docs/PROTOCOL.md §3)", correlationIdOf(frame));
             return;
         }
         JsonNode type = frame.get("type");

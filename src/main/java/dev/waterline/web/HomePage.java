@@ -13,7 +13,8 @@ import org.springframework.web.util.HtmlUtils;
  * In the zero-configuration mode (or wherever {@code waterline.web.home-page} is on): {@code /} is
  * the browser demo (a chat page built on the JavaScript client, its files under {@code /demo/}
  * and the client's under {@code /client/}, see {@link WebConfig}), and {@code /start} a small page
- * that says what this server is and how to take the first steps with curl. All 404 otherwise.
+ * that says what this server is, how to take the first steps with curl, and where its descriptions
+ * are (OpenAPI, and the contract {@link ContractFiles} serves in every mode). All 404 otherwise.
  * The demo's page is sent with a Content-Security-Policy that allows this origin only: it makes
  * no request anywhere else, and a message body can never run as script.
  */
@@ -90,10 +91,13 @@ class HomePage {
                 <ul>
                 <li><a href="/">The demo</a>: a chat page in this browser, built on the JavaScript client
                 (<code>clients/js</code>, served here under <code>/client/</code>)</li>
-                <li><a href="/swagger-ui.html">API documentation</a> (<a href="/v3/api-docs">OpenAPI</a>)</li>
+                <li><a href="/swagger-ui.html">API documentation</a> (<a href="/v3/api-docs">OpenAPI</a>), the
+                WebSocket frames (<a href="/docs/asyncapi.yaml">AsyncAPI</a>) and the whole wire contract
+                (<a href="/docs/PROTOCOL.md">PROTOCOL.md</a>)</li>
                 <li><a href="/actuator/health">Health</a>, <a href="/actuator/prometheus">metrics</a></li>
-                <li>The wire contract, the design and the operations guide are in the project's repository
-                (README, PROTOCOL.md, docs/OPERATIONS.md).</li>
+                <li>The design and the operations guide are in the project's repository (README,
+                docs/ARCHITECTURE.md, docs/OPERATIONS.md), beside the contract (docs/PROTOCOL.md,
+                docs/asyncapi.yaml).</li>
                 </ul>
                 </body></html>
                 """.formatted(base, ws, echoBot ? STREAMS.formatted(base) : "");

@@ -117,7 +117,7 @@ final class InputChecks {
                                     Class<? extends HttpMessageConverter<?>> converterType) {
             String problem = InputGate.treeProblem((JsonNode) body);
             if (problem != null) {
-                throw ApiException.invalid("refused: " + problem + " (PROTOCOL.md §3)");
+                throw ApiException.invalid("refused: " + problem + " (docs/PROTOCOL.md §3)");
             }
             return body;
         }

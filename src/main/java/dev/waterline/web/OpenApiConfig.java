@@ -33,9 +33,11 @@ class OpenApiConfig {
     @Bean
     OpenAPI waterlineOpenApi() {
         return new OpenAPI()
-                .info(new Info().title("Waterline").version("v2")
+                .info(new Info().title("Waterline").version("v3")
                         .description("A chat backend that never loses an accepted message. REST for chats and history; "
-                                + "the WebSocket /ws carries sends and deliveries (PROTOCOL.md §3, not described here)."))
+                                + "the WebSocket /ws carries sends and deliveries, not described here: its frames are in "
+                                + "[/docs/asyncapi.yaml](/docs/asyncapi.yaml) (AsyncAPI 3.0), and the whole contract, these calls "
+                                + "included, in [/docs/PROTOCOL.md](/docs/PROTOCOL.md)."))
                 .components(withOurComponents(new Components()));
     }
 

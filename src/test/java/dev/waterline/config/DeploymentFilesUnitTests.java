@@ -203,6 +203,8 @@ class DeploymentFilesUnitTests {
         assertThat(dockerfile).containsPattern("(?m)^HEALTHCHECK ");
         List<String> ignored = Files.readAllLines(ROOT.resolve(".dockerignore"));
         assertThat(ignored).as("the context is what the build needs, no target/ or .git").contains("*", "!src/main", "!pom.xml");
+        assertThat(ignored).as("the contract the server serves is in the context").contains("!docs/PROTOCOL.md", "!docs/asyncapi.yaml");
+        assertThat(dockerfile).as("and in the build stage").contains("COPY docs/PROTOCOL.md docs/asyncapi.yaml docs/");
     }
 
     static Duration defaultOf(Class<? extends Record> type, String component) throws NoSuchMethodException {

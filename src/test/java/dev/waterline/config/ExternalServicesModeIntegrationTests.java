@@ -59,6 +59,8 @@ class ExternalServicesModeIntegrationTests {
             assertThat(api.get("/", null).status()).as("no demo outside the zero-configuration mode").isEqualTo(404);
             assertThat(api.get("/start", null).status()).as("no start page either").isEqualTo(404);
             assertThat(api.get("/client/index.js", null).status()).as("nor the client's files").isEqualTo(404);
+            assertThat(api.get("/docs/PROTOCOL.md", null).status()).as("the contract is public in every mode").isEqualTo(200);
+            assertThat(api.get("/docs/asyncapi.yaml", null).status()).isEqualTo(200);
 
             String token = context.getBean(Tokens.class).issue("ext-alice", Duration.ofMinutes(5));
             String chat = api.createChat(token, "ext-bob");

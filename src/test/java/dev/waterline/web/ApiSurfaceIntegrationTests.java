@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -28,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * serves, with its bearer security and its error answers in the one error body; Swagger UI renders
  * it; and in the zero-configuration mode {@code /} is the browser demo, served with the JavaScript
  * client and a policy that keeps it to this origin, and {@code /start} says what the server is and
- * where to start.
+ * where to start, linking the wire contract ({@code docs/PROTOCOL.md}, {@code docs/asyncapi.yaml}), which
+ * the server serves in every mode.
  */
 @WaterlineIntegrationTest
 class ApiSurfaceIntegrationTests {
@@ -116,9 +118,28 @@ class ApiSurfaceIntegrationTests {
     }
 
     @Test
+    void theContractIsServedAsTheRepositoryHoldsItWithoutATokenAndRunsNothingInABrowser() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        Map<String, String> files = Map.of("/docs/PROTOCOL.md", "text/markdown;charset=UTF-8", "/docs/asyncapi.yaml", "application/yaml");
+        for (Map.Entry<String, String> file : files.entrySet()) {
+            HttpResponse<byte[]> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + file.getKey())).build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(answer.statusCode()).as(file.getKey()).isEqualTo(200);
+            assertThat(answer.headers().firstValue("Content-Type")).as(file.getKey()).contains(file.getValue());
+            assertThat(answer.headers().firstValue("X-Content-Type-Options")).contains("nosniff");
+            assertThat(answer.headers().firstValue("Content-Security-Policy")).contains(ContractFiles.POLICY);
+            assertThat(answer.body()).as(file.getKey() + " is the repository's file, as built")
+                    .isEqualTo(Files.readAllBytes(Path.of(file.getKey().substring(1))));
+        }
+        assertThat(ContractFiles.POLICY).contains("default-src 'none'").contains("sandbox");
+    }
+
+    @Test
     void theStartPageSaysWhatThisIsAndWhereToStart() {
         Api.Response home = new Api(port).get("/start", null);
         assertThat(home.status()).isEqualTo(200);
+        assertThat(home.text()).as("the descriptions: OpenAPI, and the wire contract beside it")
+                .contains("href=\"/v3/api-docs\"").contains("href=\"/docs/asyncapi.yaml\"").contains("href=\"/docs/PROTOCOL.md\"");
         assertThat(home.text()).contains("Waterline").contains("/api/dev/tokens").contains("/swagger-ui.html")
                 .contains("/actuator/prometheus").contains("/ws?access_token=")
                 .as("the echo bot is on in the tests' zero-configuration mode").contains("/api/dev/bots/echo").contains("/events?access_token=");
