@@ -96,8 +96,8 @@ class HomePage {
                 (<a href="/docs/PROTOCOL.md">PROTOCOL.md</a>)</li>
                 <li><a href="/actuator/health">Health</a>, <a href="/actuator/prometheus">metrics</a></li>
                 <li>The design and the operations guide are in the project's repository (README,
-                docs/ARCHITECTURE.md, docs/OPERATIONS.md), beside the contract (docs/PROTOCOL.md,
-                docs/asyncapi.yaml).</li>
+                docs/DESIGN.md, docs/ARCHITECTURE.md, docs/OPERATIONS.md), beside the contract
+                (docs/PROTOCOL.md, docs/asyncapi.yaml).</li>
                 </ul>
                 </body></html>
                 """.formatted(base, ws, echoBot ? STREAMS.formatted(base) : "");

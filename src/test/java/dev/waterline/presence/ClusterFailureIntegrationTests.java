@@ -108,8 +108,11 @@ class ClusterFailureIntegrationTests {
         int redisPort = dev.waterline.config.EmbeddedServers.redisPort(Cluster.DATA, true);
         try (Cluster cluster = new Cluster("cluster_cutoff", 30); TcpProxy toRedis = new TcpProxy(redisPort)) {
             ConfigurableApplicationContext one = cluster.start("node-one");
+            // Redis named (through the proxy), so PostgreSQL must be named too: naming one alone is refused
+            int pg = dev.waterline.config.EmbeddedServers.postgresPort(Cluster.DATA, true, "cluster_cutoff");
             ConfigurableApplicationContext two = cluster.start("node-two", "--spring.data.redis.host=127.0.0.1",
-                    "--spring.data.redis.port=" + toRedis.port());
+                    "--spring.data.redis.port=" + toRedis.port(), "--spring.datasource.url=jdbc:postgresql://127.0.0.1:" + pg + "/cluster_cutoff",
+                    "--spring.datasource.username=postgres", "--spring.datasource.password=");
             Api api = new Api(Cluster.port(one));
             Api.Pair pair = api.pair("cutoff");
             try (WsClient alice = WsClient.connectWelcomed(Cluster.port(one), pair.alice());
