@@ -5,7 +5,7 @@
 # the machine's own services are never touched) under the chat load with streams beside it; every
 # accepted message, stream chunk and hook delivery reconciled; one row per run, then the medians.
 #   load-tests/chaos.sh                                  (every scenario once, paper scale: ~30 min on 2 cores)
-#   load-tests/chaos.sh --runs 3                         (the table of docs/RELIABILITY.md)
+#   load-tests/chaos.sh --runs 3                         (the tables of docs/RELIABILITY.md)
 #   load-tests/chaos.sh --scale short --scenarios short  (what .ci/run runs: 3 scenarios, ~5 min)
 #   load-tests/chaos.sh --scenarios pg-stop,redis-flush  (some of them; --help lists the options)
 # SKIP_BUILD=1 uses the jars already built. Exits non-zero if any run lost anything or failed a check.

@@ -52,8 +52,8 @@ class HookParticipant implements CommitParticipant {
      * lookup is a LATERAL ... LIMIT 1, which the planner cannot turn into a join: an earlier form
      * joined message_history, and a prepared plan cached while history was nearly empty (a fresh
      * database before autovacuum's first analyze) scanned the whole table in every group commit
-     * (28 scans a second of a 60,000-row table at 2,000 msg/s; docs/BENCHMARKS.md, "A whole-history
-     * scan in every group commit").
+     * (28 scans a second of a 60,000-row table at 2,000 msg/s; docs/lab/2026-12-02-peers.md, "A
+     * whole-history scan in every group commit").
      */
     private static final String INSERT_MESSAGE_DELIVERIES = """
             WITH h AS MATERIALIZED (

@@ -44,7 +44,7 @@ public final class Frames {
      * Jackson's streaming generator, the text the mapper writes for their records (same fields, same
      * order, same escaping; FramesUnitTests compares the two) without the mapper's bean serializer
      * and its accessor calls through reflection (Jackson's share of the server's JFR samples went
-     * from 10.4 to 7.9 % with this, docs/BENCHMARKS.md; the two frames' own cost was not measured
+     * from 10.4 to 7.9 % with this, docs/lab/2026-12-02-peers.md; the two frames' own cost was not measured
      * apart).
      */
 

@@ -236,7 +236,7 @@ final class Peers implements Callable<Integer> {
      *   <li>an inbound queue with room for every client's whole window ({@link #queueFor}), as a
      *       broker holds every unconfirmed publish: a saturated sender is held back by its window,
      *       not refused (the default 8,000 refuses most of 600 clients' 38,400 and spends its CPU
-     *       on it; docs/BENCHMARKS.md);</li>
+     *       on it; docs/lab/2026-12-02-peers.md, "Like for like");</li>
      *   <li>for waterline-async, {@code synchronous_commit=off} on the server's sessions.</li>
      * </ul>
      */

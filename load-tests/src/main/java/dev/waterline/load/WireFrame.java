@@ -7,7 +7,7 @@ import tools.jackson.core.JsonToken;
  * The fields of a server frame that a simulated client acts on, read with Jackson's streaming
  * parser: the top-level scalars only, every nested value (a {@code welcome}'s limits) skipped.
  * Building a whole tree per frame was a fifth of the generator's CPU at saturation
- * (docs/BENCHMARKS.md, "Peers, side by side"). A field the frame lacks is null (text) or -1
+ * (docs/lab/2026-12-02-peers.md, "Like for like"). A field the frame lacks is null (text) or -1
  * (number); anything but a JSON object is a frame with no type.
  */
 record WireFrame(String type, String correlationId, String messageId, String chatId, long seq, long deliveryId, String code) {
