@@ -14,8 +14,8 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
 /**
- * The idle and overload reapers (the attempts reaper lives where re-sends are decided, in the
- * poller), and the end of a session whose token expired.
+ * The idle and overload reapers (the attempts reaper, {@link AttemptsReaper}, is asked by the
+ * poller, which meets the rows it judges), and the end of a session whose token expired.
  *
  * <p>Loop (one loop of {@link Loops}, every {@code interval}): withdraw with 4001 every connection
  * whose token is no longer accepted ({@code exp} plus the clock skew: the same instant a reconnect

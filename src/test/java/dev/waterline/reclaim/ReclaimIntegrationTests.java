@@ -244,9 +244,7 @@ class ReclaimIntegrationTests {
             redis.delete(WatermarkIndex.pendingKey("gc-start-bob"));
             redis.opsForZSet().remove(WatermarkIndex.PINS, "gc-start-bob");
             age(unacked);
-            Reclaim restarted = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
-                    Duration.ofHours(26), index, markers, outbox, sessions, presence, cluster, leadership, metrics, new IndexHealth(), loops,
-                    Clock.systemUTC());
+            Reclaim restarted = reclaimOver(index, new IndexHealth());
 
             assertThat(restarted.pass()).isZero();
             assertThat(exists(unacked)).isTrue();
@@ -269,9 +267,7 @@ class ReclaimIntegrationTests {
             nowhere.start();
             try {
                 StringRedisTemplate down = new StringRedisTemplate(nowhere);
-                Reclaim cut = new Reclaim(new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20),
-                        Duration.ofHours(26), new WatermarkIndex(down), markers, outbox, sessions, presence, cluster, leadership, metrics,
-                        new IndexHealth(), loops, Clock.systemUTC());
+                Reclaim cut = reclaimOver(new WatermarkIndex(down), new IndexHealth());
                 assertThatThrownBy(cut::pass).isInstanceOf(RuntimeException.class);
                 assertThat(exists(row)).isTrue();
             }
@@ -315,6 +311,15 @@ class ReclaimIntegrationTests {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
                     .until(() -> redis.opsForZSet().size(WatermarkIndex.pendingKey(userOf(b))) == 0);
         }
+    }
+
+    /** A reclaim of its own (as a freshly started process has), over {@code redis} and with a fresh {@code health}. */
+    private Reclaim reclaimOver(WatermarkIndex redis, IndexHealth health) {
+        ReclaimProperties properties = new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20);
+        IndexStores stores = new IndexStores(redis, markers, health);
+        return new Reclaim(properties, new Generations(properties, stores, presence, cluster, leadership, metrics),
+                new OutboxGc(properties, Duration.ofHours(26), stores, outbox, leadership, metrics, Clock.systemUTC()),
+                new IndexRebuild(stores, outbox, sessions, presence, metrics), leadership, loops);
     }
 
     private long deliveryOf(WsClient a, WsClient b, String chat, String corr) {
