@@ -2,7 +2,6 @@ package dev.waterline.delivery;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.waterline.lifecycle.FatalErrors;
 import dev.waterline.lifecycle.Loops;
