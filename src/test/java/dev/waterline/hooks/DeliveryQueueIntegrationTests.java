@@ -49,7 +49,7 @@ class DeliveryQueueIntegrationTests {
         jdbc.update("UPDATE hook_deliveries SET status = 'claimed', claimed_by = 'me', attempts = ?, claim_deadline = now() + interval '1 minute'"
                 + " WHERE id = ?", attempt, id);
         String hook = jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, id);
-        return new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", attempt, 0, false, "u");
+        return new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", attempt, 0, false);
     }
 
     @Test
@@ -59,16 +59,16 @@ class DeliveryQueueIntegrationTests {
         // the first claim expired and the row was claimed again (attempt 2) before the first's outcome came
         DeliveryQueue.Claimed second = claimAs(id, 2);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.DEAD, null, "late", false)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.DEAD, null, "late", false)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("claimed");
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(second, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(second, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isZero();
     }
 
@@ -76,7 +76,7 @@ class DeliveryQueueIntegrationTests {
     void aCallNotMadeGivesItsAttemptBack() {
         long id = heldDelivery("dq-release");
         DeliveryQueue.Claimed c = claimAs(id, 3);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, Instant.now(), null, null)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(c, Verdict.RELEASE, Instant.now(), null, null)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT attempts FROM hook_deliveries WHERE id = ?", Integer.class, id)).isEqualTo(2);
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("held");
     }
@@ -117,12 +117,12 @@ class DeliveryQueueIntegrationTests {
         jdbc.update("UPDATE hooks SET breaker = 'half_open', probe_id = ?, probe_attempt = 2, probe_deadline = now() + interval '1 hour'"
                 + " WHERE hook_id = ?", id, hook);
         DeliveryQueue.Claimed second = claimAs(id, 2);
-        DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.RETRY, Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 1, 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.RETRY, Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("half_open");
 
-        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", second.attempt(), 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", second.attempt(), 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("closed");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND probe_id IS NULL AND probe_attempt IS NULL",
                 Long.class, hook)).isEqualTo(1);
@@ -137,13 +137,13 @@ class DeliveryQueueIntegrationTests {
         claimAs(id, 2);
         // due again in an hour: no probe pass of the shared context takes the row meanwhile
         Instant later = Instant.now().plus(Duration.ofHours(1));
-        DeliveryQueue.Claimed earlier = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(earlier, DeliveryQueue.Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed earlier = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 1, 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(earlier, Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook))
                 .as("an earlier probe of the row decides nothing").isEqualTo("half_open");
 
-        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 2, 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, DeliveryQueue.Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 2, 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND breaker = 'open' AND reopen_at <= now()"
                 + " AND failures = 5 AND probe_id IS NULL AND probe_attempt IS NULL", Long.class, hook))
                 .as("open, its cooldown over, its failures as they were").isEqualTo(1);
