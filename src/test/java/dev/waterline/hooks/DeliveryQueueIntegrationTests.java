@@ -9,6 +9,7 @@ import dev.waterline.support.Api;
 import dev.waterline.support.HookReceiver;
 import dev.waterline.support.WsClient;
 import org.junit.jupiter.api.Test;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -28,6 +29,9 @@ class DeliveryQueueIntegrationTests {
 
     @Autowired
     JdbcTemplate jdbc;
+
+    @Autowired
+    MeterRegistry registry;
 
     /** A hook whose breaker is held open for an hour (so the workers leave its rows alone), and one delivery of it. */
     long heldDelivery(String prefix) {
@@ -190,6 +194,71 @@ class DeliveryQueueIntegrationTests {
                 assertThat(both.get(1).header("Waterline-Attempt")).isEqualTo("2");
                 assertThat(Duration.ofNanos(both.get(1).arrivedNanos() - both.get(0).arrivedNanos())).isLessThan(Duration.ofSeconds(10));
             }
+        }
+    }
+
+    String hookOf(long deliveryId) {
+        return jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, deliveryId);
+    }
+
+    /** Inserts {@code n} dead letters of {@code hook} that died {@code ago} ago. */
+    void deadLetters(String hook, String tag, int n, String ago) {
+        jdbc.update("INSERT INTO hook_deliveries (hook_id, event, message_id, idempotency_key, payload, status, attempts, last_error, dead_at)"
+                + " SELECT ?, 'message', ? || g, ? || ':' || ? || g, '{}', 'dead', 6, 'gave up', now() - ?::interval"
+                + " FROM generate_series(1, ?) g", hook, tag, hook, tag, ago, n);
+    }
+
+    long deadLettersTagged(String hook, String tag) {
+        return jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE hook_id = ? AND status = 'dead' AND message_id LIKE ?",
+                Long.class, hook, tag + "%");
+    }
+
+    @Test
+    void deadLettersOlderThanTheRetentionAreDeletedByTheMaintenancePassAndYoungerOnesStay() {
+        String hook = hookOf(heldDelivery("dq-retention"));
+        double before = registry.get("waterline.hook.dead.expired").counter().count();
+        deadLetters(hook, "old", 3, "15 days");
+        deadLetters(hook, "young", 2, "13 days");
+        await().atMost(Duration.ofSeconds(15)).until(() -> deadLettersTagged(hook, "old") == 0);
+        assertThat(deadLettersTagged(hook, "young")).as("younger than the 14-day retention").isEqualTo(2);
+        assertThat(registry.get("waterline.hook.dead.expired").counter().count() - before).isGreaterThanOrEqualTo(3.0);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE hook_id = ? AND status <> 'dead'", Long.class, hook))
+                .as("the hook's delivery not done is untouched").isEqualTo(1);
+        jdbc.update("DELETE FROM hook_deliveries WHERE hook_id = ?", hook);
+    }
+
+    @Test
+    void theBacklogGaugesReadTheOldestDeliveryNotDoneAndCountUpToTheirCap() {
+        String hook = hookOf(heldDelivery("dq-gauges"));
+        jdbc.update("UPDATE hook_deliveries SET created_at = now() - interval '2 hours' WHERE hook_id = ?", hook);
+        deadLetters(hook, "many", DeliveryQueue.GAUGE_CAP + 50, "1 day");
+        DeliveryQueue.Backlog b = queue.backlog();
+        assertThat(b.oldestSeconds()).as("the held delivery, two hours old").isGreaterThanOrEqualTo(7_200);
+        assertThat(b.rows()).isBetween(1L, (long) DeliveryQueue.GAUGE_CAP);
+        assertThat(b.dead()).as("at least the cap reads as the cap").isEqualTo(DeliveryQueue.GAUGE_CAP);
+        jdbc.update("DELETE FROM hook_deliveries WHERE hook_id = ?", hook);
+    }
+
+    @Test
+    void theWalkForOrphansVisitsEveryHookWithDeliveriesAStretchAtATimeAndCallsNoLiveHookAnOrphan() {
+        // (that it finds the hooks that are gone, the maintenance pass shows: rowsADeletedHookLeftBehind…)
+        String one = hookOf(heldDelivery("dq-walk1"));
+        String two = hookOf(heldDelivery("dq-walk2"));
+        try {
+            List<String> visited = new java.util.ArrayList<>();
+            List<String> orphans = new java.util.ArrayList<>();
+            String after = "";
+            do {
+                DeliveryQueue.Walk w = queue.orphans(after, 1);
+                orphans.addAll(w.orphans());
+                after = w.next();
+                visited.add(after);
+            } while (!after.isEmpty() && visited.size() < 100_000);
+            assertThat(visited).as("each stretch goes on from the last hook it saw").contains(one, two).endsWith("");
+            assertThat(orphans).doesNotContain(one, two);
+        }
+        finally {
+            jdbc.update("DELETE FROM hook_deliveries WHERE hook_id IN (?, ?)", one, two);
         }
     }
 }
