@@ -364,7 +364,7 @@ class DeliveryQueue {
             """;
 
     /** The backlog gauges count up to this many rows: past it they read "at least this many". */
-    static final int GAUGE_CAP = 10_000;
+    static final int GAUGE_CAP = 100_000;
     static final int CHUNK = 5_000;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final TypeReference<Map<String, String>> TARGET = new TypeReference<>() {

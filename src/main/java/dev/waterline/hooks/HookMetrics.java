@@ -64,9 +64,9 @@ class HookMetrics {
         deadExpired = metrics.counter("waterline.hook.dead.expired",
                 "dead letters deleted because they were older than waterline.hooks.dead-retention");
         delivery = metrics.latencyTimer("waterline.hook.delivery", "commit of the message → its hook delivery confirmed by the target");
-        metrics.gauge("waterline.hook.backlog", "hook deliveries not yet done (pending, held or claimed; dead letters apart), counted up to 10,000", backlog::get);
+        metrics.gauge("waterline.hook.backlog", "hook deliveries not yet done (pending, held or claimed; dead letters apart), counted up to 100,000", backlog::get);
         metrics.gauge("waterline.hook.oldest.age.seconds", "age of the oldest hook delivery not yet done", oldestAge::get);
-        metrics.gauge("waterline.hook.dead", "hook deliveries in the dead letters, counted up to 10,000", dead::get);
+        metrics.gauge("waterline.hook.dead", "hook deliveries in the dead letters, counted up to 100,000", dead::get);
         metrics.gauge("waterline.hook.in.flight", "hook deliveries this node holds claimed", inFlight::get);
         metrics.gauge("waterline.hook.in.flight.slow",
                 "of those, calls of hooks judged slow or not judged yet (held to waterline.hooks.slow-share); read by the maintenance pass",
