@@ -43,21 +43,36 @@ import tools.jackson.databind.json.JsonMapper;
 @Repository
 class DeliveryQueue {
 
-    /** A delivery claimed by this node: what the call needs, and how to record it; {@code userId}: who created its hook. */
-    record Claimed(long id, String hookId, String chatId, String kind, Map<String, String> target, String secret,
-                   String idempotencyKey, String payload, int attempt, long createdAtMillis, boolean probe, String userId) {
+    /** The hook a claimed delivery goes to: what its call needs; {@code userId}: who created it. */
+    record Hook(String hookId, String chatId, String kind, Map<String, String> target, String secret, String userId) {
     }
 
-    /** What becomes of a claimed row. */
-    enum Verdict {
-        /** The target took it: the row is deleted. */
-        DONE,
-        /** Tried and failed: back to pending (or held), due at the outcome's time. */
-        RETRY,
-        /** The call was not made (or was cut short by shutdown): back as it was, the attempt not counted. */
-        RELEASE,
-        /** To the dead letters. */
-        DEAD
+    /** A delivery claimed by this node: its hook, what the call sends, and how to record it. */
+    record Claimed(long id, Hook hook, String idempotencyKey, String payload, int attempt, long createdAtMillis, boolean probe) {
+
+        String hookId() {
+            return hook.hookId();
+        }
+
+        String chatId() {
+            return hook.chatId();
+        }
+
+        String kind() {
+            return hook.kind();
+        }
+
+        Map<String, String> target() {
+            return hook.target();
+        }
+
+        String secret() {
+            return hook.secret();
+        }
+
+        String userId() {
+            return hook.userId();
+        }
     }
 
     /**
@@ -299,9 +314,22 @@ class DeliveryQueue {
                OR (h.breaker = 'closed' AND EXISTS (SELECT 1 FROM hook_deliveries d WHERE d.hook_id = h.hook_id AND d.status = 'held'))
             """;
 
-    /** Hooks that no longer exist but have deliveries (a deletion whose purge did not finish). */
-    private static final String ORPHANS = """
-            SELECT DISTINCT d.hook_id FROM hook_deliveries d WHERE NOT EXISTS (SELECT 1 FROM hooks h WHERE h.hook_id = d.hook_id)
+    /**
+     * 1: the hook id to walk on from ('' at the start), 2: most hooks. The hook ids that have
+     * deliveries, from the one after 1 on, and whether each hook still exists: a walk over
+     * {@code hook_deliveries_by_hook} that skips from one hook id to the next (one index probe per
+     * hook, a primary-key probe of hooks each), so a pass costs at most 2 probes per hook and never
+     * reads a hook's rows. The {@code SELECT DISTINCT … NOT EXISTS} it replaces read the whole table
+     * every maintenance pass. A walk cut at 2 is taken up from there by the next pass.
+     */
+    private static final String HOOKS_WITH_DELIVERIES = """
+            WITH RECURSIVE walk(hook_id, n) AS (
+                (SELECT hook_id, 1 FROM hook_deliveries WHERE hook_id > ? ORDER BY hook_id LIMIT 1)
+                UNION ALL
+                SELECT (SELECT d.hook_id FROM hook_deliveries d WHERE d.hook_id > w.hook_id ORDER BY d.hook_id LIMIT 1), w.n + 1
+                FROM walk w WHERE w.hook_id IS NOT NULL AND w.n < ?
+            )
+            SELECT w.hook_id, EXISTS (SELECT 1 FROM hooks h WHERE h.hook_id = w.hook_id) FROM walk w WHERE w.hook_id IS NOT NULL
             """;
 
     /** Hooks this node's claims leave out: breakers not closed. */
@@ -309,13 +337,34 @@ class DeliveryQueue {
             SELECT hook_id FROM hooks WHERE breaker <> 'closed'
             """;
 
+    /**
+     * 1: the cap. The backlog gauges from bounded index reads (V12): the deliveries not done
+     * counted up to the cap, the oldest one's age from the first entry of
+     * {@code hook_deliveries_live}, and the dead letters counted up to the cap on
+     * {@code hook_deliveries_dead}. A count at the cap reads "at least the cap". The single
+     * {@code count(*) FILTER} it replaces read the whole table every maintenance pass.
+     */
     private static final String BACKLOG = """
-            SELECT count(*) FILTER (WHERE status <> 'dead'),
-                   coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE status <> 'dead')), 0)::bigint,
-                   count(*) FILTER (WHERE status = 'dead')
-            FROM hook_deliveries
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM hook_deliveries WHERE status <> 'dead' LIMIT ?) live),
+                   coalesce((SELECT extract(epoch FROM now() - created_at)::bigint FROM hook_deliveries
+                             WHERE status <> 'dead' ORDER BY created_at LIMIT 1), 0),
+                   (SELECT count(*) FROM (SELECT 1 FROM hook_deliveries WHERE status = 'dead' LIMIT ?) dead)
             """;
 
+    /**
+     * 1: the retention in ms, 2: most rows. One chunk of the dead letters older than the retention,
+     * oldest first on {@code hook_deliveries_dead}; {@code SKIP LOCKED}, so nodes deleting at once
+     * (and a replay holding a row) never wait on each other: each takes rows the others do not hold.
+     */
+    private static final String DELETE_DEAD_CHUNK = """
+            DELETE FROM hook_deliveries WHERE id IN (
+                SELECT id FROM hook_deliveries
+                WHERE status = 'dead' AND dead_at < now() - (? * interval '1 millisecond')
+                ORDER BY dead_at LIMIT ? FOR UPDATE SKIP LOCKED)
+            """;
+
+    /** The backlog gauges count up to this many rows: past it they read "at least this many". */
+    static final int GAUGE_CAP = 100_000;
     static final int CHUNK = 5_000;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final TypeReference<Map<String, String>> TARGET = new TypeReference<>() {
@@ -343,8 +392,9 @@ class DeliveryQueue {
     }
 
     private static Claimed claimed(ResultSet rs, boolean probe) throws SQLException {
-        return new Claimed(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), JSON.readValue(rs.getString(5), TARGET),
-                rs.getString(6), rs.getString(7), rs.getString(8), rs.getInt(9), rs.getLong(10), probe, rs.getString(11));
+        Hook hook = new Hook(rs.getString(2), rs.getString(3), rs.getString(4), JSON.readValue(rs.getString(5), TARGET), rs.getString(6),
+                rs.getString(11));
+        return new Claimed(rs.getLong(1), hook, rs.getString(7), rs.getString(8), rs.getInt(9), rs.getLong(10), probe);
     }
 
     /** Claims due deliveries of one slice within {@code plan}'s shares (one statement, committed on its own). */
@@ -528,16 +578,39 @@ class DeliveryQueue {
         });
     }
 
-    List<String> orphans() {
-        return jdbc.queryForList(ORPHANS, String.class);
+    /** One stretch of the walk over the hooks that have deliveries: the orphans found, and where to go on from ('' once it ended). */
+    record Walk(List<String> orphans, String next) {
+    }
+
+    /** Hooks that no longer exist but have deliveries (a deletion whose purge did not finish), at most {@code most} hooks looked at after {@code after}. */
+    Walk orphans(String after, int most) {
+        List<String> orphans = new ArrayList<>();
+        String[] last = {null};
+        int[] seen = {0};
+        jdbc.query(HOOKS_WITH_DELIVERIES, (RowCallbackHandler) rs -> {
+            last[0] = rs.getString(1);
+            seen[0]++;
+            if (!rs.getBoolean(2)) {
+                orphans.add(last[0]);
+            }
+        }, after, most);
+        return new Walk(orphans, seen[0] < most || last[0] == null ? "" : last[0]);
     }
 
     List<String> notClosed() {
         return jdbc.queryForList(NOT_CLOSED, String.class);
     }
 
-    /** rows not done, age of the oldest in seconds, dead letters. */
-    long[] backlog() {
-        return jdbc.queryForObject(BACKLOG, (rs, i) -> new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)});
+    /** The backlog gauges: deliveries not done and dead letters, each counted up to {@link #GAUGE_CAP}; the oldest not done's age. */
+    record Backlog(long rows, long oldestSeconds, long dead) {
+    }
+
+    Backlog backlog() {
+        return jdbc.queryForObject(BACKLOG, (rs, i) -> new Backlog(rs.getLong(1), rs.getLong(2), rs.getLong(3)), GAUGE_CAP, GAUGE_CAP);
+    }
+
+    /** One chunk of the dead letters older than {@code retention} deleted; answers how many went. */
+    int deleteDeadChunk(Duration retention) {
+        return jdbc.update(DELETE_DEAD_CHUNK, retention.toMillis(), CHUNK);
     }
 }

@@ -18,7 +18,6 @@ import org.springframework.stereotype.Component;
 class HookMetrics {
 
     static final String[] KINDS = {"http", "amqp", "mqtt", "nats", "kafka", "redis"};
-    static final String[] OUTCOMES = {"ok", "retry", "dead"};
 
     private final Map<String, Counter> attempts = new HashMap<>();
     private final Counter enqueued;
@@ -30,6 +29,7 @@ class HookMetrics {
     private final Counter recordsLost;
     private final Counter yielded;
     private final Counter givenBack;
+    private final Counter deadExpired;
     private final Timer delivery;
     private final AtomicLong backlog = new AtomicLong();
     private final AtomicLong oldestAge = new AtomicLong();
@@ -39,10 +39,12 @@ class HookMetrics {
 
     HookMetrics(WaterlineMetrics metrics) {
         for (String kind : KINDS) {
-            for (String outcome : OUTCOMES) {
-                attempts.put(kind + "/" + outcome, metrics.counter("waterline.hook.deliveries",
-                        "hook attempts by result: ok (done), retry (to be tried again), dead (to the dead letters)",
-                        "kind", kind, "outcome", outcome));
+            for (Verdict verdict : Verdict.values()) {
+                if (verdict.label() != null) {
+                    attempts.put(kind + "/" + verdict.label(), metrics.counter("waterline.hook.deliveries",
+                            "hook attempts by result: ok (done), retry (to be tried again), dead (to the dead letters)",
+                            "kind", kind, "outcome", verdict.label()));
+                }
             }
         }
         enqueued = metrics.counter("waterline.hook.enqueued", "hook deliveries inserted with their messages");
@@ -59,18 +61,21 @@ class HookMetrics {
                 "claim passes skipped because the group commit was behind (waterline.hooks.yield-above)");
         givenBack = metrics.counter("waterline.hook.claims.given.back",
                 "claimed deliveries released unmade because claims planned at once took a hook or a user past its share");
+        deadExpired = metrics.counter("waterline.hook.dead.expired",
+                "dead letters deleted because they were older than waterline.hooks.dead-retention");
         delivery = metrics.latencyTimer("waterline.hook.delivery", "commit of the message → its hook delivery confirmed by the target");
-        metrics.gauge("waterline.hook.backlog", "hook deliveries not yet done (pending, held or claimed; dead letters apart)", backlog::get);
+        metrics.gauge("waterline.hook.backlog", "hook deliveries not yet done (pending, held or claimed; dead letters apart), counted up to 100,000", backlog::get);
         metrics.gauge("waterline.hook.oldest.age.seconds", "age of the oldest hook delivery not yet done", oldestAge::get);
-        metrics.gauge("waterline.hook.dead", "hook deliveries in the dead letters", dead::get);
+        metrics.gauge("waterline.hook.dead", "hook deliveries in the dead letters, counted up to 100,000", dead::get);
         metrics.gauge("waterline.hook.in.flight", "hook deliveries this node holds claimed", inFlight::get);
         metrics.gauge("waterline.hook.in.flight.slow",
                 "of those, calls of hooks judged slow or not judged yet (held to waterline.hooks.slow-share); read by the maintenance pass",
                 slowInFlight::get);
     }
 
-    void attempt(String kind, String outcome) {
-        Counter c = attempts.get(kind + "/" + outcome);
+    /** An attempt made, by its verdict ({@link Verdict#RELEASE} is no attempt: not counted here). */
+    void attempt(String kind, Verdict verdict) {
+        Counter c = verdict.label() == null ? null : attempts.get(kind + "/" + verdict.label());
         if (c != null) {
             c.increment();
         }
@@ -110,6 +115,10 @@ class HookMetrics {
 
     void givenBack(int n) {
         givenBack.increment(n);
+    }
+
+    void deadExpired(int n) {
+        deadExpired.increment(n);
     }
 
     void delivered(long millisSinceCreated) {

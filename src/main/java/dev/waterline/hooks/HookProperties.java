@@ -54,6 +54,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                          own) this node keeps at once, those closing included; a call that would
  *                          need one more while every one is in use is not made (tried again within
  *                          {@code call-timeout}, no attempt counted). Default 16.
+ * @param deadRetention a dead letter older than this (since it died) is deleted by the maintenance
+ *                      pass, and is then gone from the dead-letter list and beyond replay.
+ *                      Default 14 days.
  * @param kafkaProducerIdle a Kafka producer unused this long is closed (one whose hooks are all
  *                          deleted on this node, at once). Default 1 min.
  */
@@ -81,7 +84,8 @@ public record HookProperties(
         @DefaultValue("0.5") double slowShare,
         @DefaultValue("16") int kafkaMaxProducers,
         @DefaultValue("1m") Duration kafkaProducerIdle,
-        @DefaultValue("0.5") double userShare) {
+        @DefaultValue("0.5") double userShare,
+        @DefaultValue("14d") Duration deadRetention) {
 
     public HookProperties {
         allowedHosts = allowedHosts == null ? List.of()
@@ -102,6 +106,9 @@ public record HookProperties(
         }
         if (!(yieldAbove >= 0 && yieldAbove <= 1)) {
             throw new IllegalArgumentException("waterline.hooks.yield-above must be from 0 to 1: " + yieldAbove);
+        }
+        if (deadRetention.isNegative() || deadRetention.isZero()) {
+            throw new IllegalArgumentException("waterline.hooks.dead-retention must be positive");
         }
         if (claimTimeout.compareTo(callTimeout.plusSeconds(1)) <= 0) {
             throw new IllegalArgumentException("waterline.hooks.claim-timeout must exceed call-timeout by more than a second");

@@ -111,9 +111,29 @@ class HookRepository {
     private static final TypeReference<Map<String, String>> TARGET = new TypeReference<>() {
     };
 
-    /** A hook as stored (no secret: only whether it has one). */
-    record Hook(String hookId, String chatId, String createdBy, String kind, Map<String, String> target, boolean hasSecret,
-                List<String> events, String createdAt, String breaker, int failures) {
+    /** Who created a hook, and when (ISO-8601). */
+    record Created(String by, String at) {
+    }
+
+    /** A hook as stored (no secret: only whether it has one), with its breaker as last read. */
+    record Hook(String hookId, String chatId, Created created, String kind, Map<String, String> target, boolean hasSecret,
+                List<String> events, Breaker.State state) {
+
+        String createdBy() {
+            return created.by();
+        }
+
+        String createdAt() {
+            return created.at();
+        }
+
+        String breaker() {
+            return state.breaker();
+        }
+
+        int failures() {
+            return state.failures();
+        }
     }
 
     record DeadLetter(long deliveryId, String messageId, String event, String userId, int attempts, String lastError, String deadAt) {
@@ -142,8 +162,9 @@ class HookRepository {
 
     private static Hook hook(ResultSet rs) throws SQLException {
         String[] events = (String[]) rs.getArray(7).getArray();
-        return new Hook(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), JSON.readValue(rs.getString(5), TARGET),
-                rs.getBoolean(6), List.of(events), rs.getTimestamp(8).toInstant().toString(), rs.getString(9), rs.getInt(10));
+        return new Hook(rs.getString(1), rs.getString(2), new Created(rs.getString(3), rs.getTimestamp(8).toInstant().toString()),
+                rs.getString(4), JSON.readValue(rs.getString(5), TARGET), rs.getBoolean(6), List.of(events),
+                new Breaker.State(rs.getString(9), rs.getInt(10)));
     }
 
     Hook create(String hookId, String chatId, String caller, String kind, Map<String, String> target, String secret,
@@ -158,8 +179,8 @@ class HookRepository {
             }
             java.sql.Timestamp created = jdbc.queryForObject(INSERT_HOOK, java.sql.Timestamp.class, hookId, chatId, caller, kind,
                     JSON.writeValueAsString(target), secret, events.toArray(String[]::new));
-            return new Hook(hookId, chatId, caller, kind, new LinkedHashMap<>(target), secret != null, List.copyOf(events),
-                    created.toInstant().toString(), Breaker.CLOSED, 0);
+            return new Hook(hookId, chatId, new Created(caller, created.toInstant().toString()), kind, new LinkedHashMap<>(target),
+                    secret != null, List.copyOf(events), new Breaker.State(Breaker.CLOSED, 0));
         });
     }
 

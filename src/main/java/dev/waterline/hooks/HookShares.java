@@ -101,10 +101,45 @@ final class HookShares {
      * of the hooks of each of {@code users} together at most its {@code userRooms} entry, and of
      * any other user's at most {@code newUserRoom}. {@code scan}: due rows the claim looks at.
      */
-    record Plan(String[] leftOut, String[] hooks, int[] quotas, boolean[] fast, String[] users, int[] userRooms, int newUserRoom,
-                int slowRoom, int total, int scan) {
+    record Plan(String[] leftOut, Quotas listed, Rooms owners, int slowRoom, int total, int scan) {
 
-        static final Plan NONE = new Plan(new String[0], new String[0], new int[0], new boolean[0], new String[0], new int[0], 0, 0, 0, 0);
+        /** The hooks a plan lists, each with its quota and whether it is judged fast (pairwise arrays, bound as they are). */
+        record Quotas(String[] hooks, int[] quotas, boolean[] fast) {
+
+            static final Quotas NONE = new Quotas(new String[0], new int[0], new boolean[0]);
+        }
+
+        /** The users a plan lists, each with its room; {@code newcomer}: the room of a user not listed. */
+        record Rooms(String[] users, int[] rooms, int newcomer) {
+
+            static final Rooms NONE = new Rooms(new String[0], new int[0], 0);
+        }
+
+        static final Plan NONE = new Plan(new String[0], Quotas.NONE, Rooms.NONE, 0, 0, 0);
+
+        String[] hooks() {
+            return listed.hooks();
+        }
+
+        int[] quotas() {
+            return listed.quotas();
+        }
+
+        boolean[] fast() {
+            return listed.fast();
+        }
+
+        String[] users() {
+            return owners.users();
+        }
+
+        int[] userRooms() {
+            return owners.rooms();
+        }
+
+        int newUserRoom() {
+            return owners.newcomer();
+        }
 
         /** Whether a claim could take anything: room, and some hook it may take from. */
         boolean claimable() {
@@ -114,7 +149,7 @@ final class HookShares {
             if (slowRoom > 0) {
                 return true;
             }
-            for (boolean f : fast) {
+            for (boolean f : fast()) {
                 if (f) {
                     return true;
                 }
@@ -254,8 +289,9 @@ final class HookShares {
         for (int i = 0; i < fastArray.length; i++) {
             fastArray[i] = fast.get(i);
         }
-        return new Plan(leftOut.toArray(String[]::new), hooks.toArray(String[]::new), quotas.stream().mapToInt(Integer::intValue).toArray(),
-                fastArray, users, rooms, Math.min(limits.perUser(), total), slowRoom, total, SCAN_FACTOR * total);
+        return new Plan(leftOut.toArray(String[]::new),
+                new Plan.Quotas(hooks.toArray(String[]::new), quotas.stream().mapToInt(Integer::intValue).toArray(), fastArray),
+                new Plan.Rooms(users, rooms, Math.min(limits.perUser(), total)), slowRoom, total, SCAN_FACTOR * total);
     }
 
     /** The plan of a probe pass: at most {@code most} probes, out of the slow share's room (a probed hook is failing). */
@@ -268,7 +304,7 @@ final class HookShares {
         }
         reservedTotal += room;
         reservedSlow += room;
-        return new Plan(new String[0], new String[0], new int[0], new boolean[0], new String[0], new int[0], 0, room, room, 0);
+        return new Plan(new String[0], Plan.Quotas.NONE, Plan.Rooms.NONE, room, room, 0);
     }
 
     /**

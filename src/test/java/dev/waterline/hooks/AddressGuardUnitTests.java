@@ -23,7 +23,7 @@ class AddressGuardUnitTests {
     static HookProperties allowing(String... hosts) {
         return new HookProperties(true, 4, 32, Duration.ofMillis(250), 256, 8, Duration.ofSeconds(10), Duration.ofSeconds(5),
                 Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofMinutes(10), 12, 5, Duration.ofSeconds(30),
-                Duration.ofSeconds(5), List.of(hosts), 10, 0.2, Duration.ofSeconds(1), 0.5, 16, Duration.ofMinutes(1), 0.5);
+                Duration.ofSeconds(5), List.of(hosts), 10, 0.2, Duration.ofSeconds(1), 0.5, 16, Duration.ofMinutes(1), 0.5, Duration.ofDays(14));
     }
 
     /** A clock the test moves. */

@@ -9,6 +9,7 @@ import dev.waterline.support.Api;
 import dev.waterline.support.HookReceiver;
 import dev.waterline.support.WsClient;
 import org.junit.jupiter.api.Test;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -28,6 +29,9 @@ class DeliveryQueueIntegrationTests {
 
     @Autowired
     JdbcTemplate jdbc;
+
+    @Autowired
+    MeterRegistry registry;
 
     /** A hook whose breaker is held open for an hour (so the workers leave its rows alone), and one delivery of it. */
     long heldDelivery(String prefix) {
@@ -49,7 +53,7 @@ class DeliveryQueueIntegrationTests {
         jdbc.update("UPDATE hook_deliveries SET status = 'claimed', claimed_by = 'me', attempts = ?, claim_deadline = now() + interval '1 minute'"
                 + " WHERE id = ?", attempt, id);
         String hook = jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, id);
-        return new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", attempt, 0, false, "u");
+        return new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", attempt, 0, false);
     }
 
     @Test
@@ -59,16 +63,16 @@ class DeliveryQueueIntegrationTests {
         // the first claim expired and the row was claimed again (attempt 2) before the first's outcome came
         DeliveryQueue.Claimed second = claimAs(id, 2);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.DEAD, null, "late", false)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.DEAD, null, "late", false)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("claimed");
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(second, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(second, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isZero();
     }
 
@@ -76,7 +80,7 @@ class DeliveryQueueIntegrationTests {
     void aCallNotMadeGivesItsAttemptBack() {
         long id = heldDelivery("dq-release");
         DeliveryQueue.Claimed c = claimAs(id, 3);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(c, DeliveryQueue.Verdict.RELEASE, Instant.now(), null, null)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueue.Recorded(c, Verdict.RELEASE, Instant.now(), null, null)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT attempts FROM hook_deliveries WHERE id = ?", Integer.class, id)).isEqualTo(2);
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("held");
     }
@@ -117,12 +121,12 @@ class DeliveryQueueIntegrationTests {
         jdbc.update("UPDATE hooks SET breaker = 'half_open', probe_id = ?, probe_attempt = 2, probe_deadline = now() + interval '1 hour'"
                 + " WHERE hook_id = ?", id, hook);
         DeliveryQueue.Claimed second = claimAs(id, 2);
-        DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, DeliveryQueue.Verdict.RETRY, Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 1, 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.RETRY, Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("half_open");
 
-        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", second.attempt(), 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, DeliveryQueue.Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", second.attempt(), 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("closed");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND probe_id IS NULL AND probe_attempt IS NULL",
                 Long.class, hook)).isEqualTo(1);
@@ -137,13 +141,13 @@ class DeliveryQueueIntegrationTests {
         claimAs(id, 2);
         // due again in an hour: no probe pass of the shared context takes the row meanwhile
         Instant later = Instant.now().plus(Duration.ofHours(1));
-        DeliveryQueue.Claimed earlier = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 1, 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(earlier, DeliveryQueue.Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed earlier = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 1, 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(earlier, Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook))
                 .as("an earlier probe of the row decides nothing").isEqualTo("half_open");
 
-        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, hook, "c", "http", Map.of(), null, "k", "{}", 2, 0, true, "u");
-        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, DeliveryQueue.Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 2, 0, true);
+        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND breaker = 'open' AND reopen_at <= now()"
                 + " AND failures = 5 AND probe_id IS NULL AND probe_attempt IS NULL", Long.class, hook))
                 .as("open, its cooldown over, its failures as they were").isEqualTo(1);
@@ -190,6 +194,71 @@ class DeliveryQueueIntegrationTests {
                 assertThat(both.get(1).header("Waterline-Attempt")).isEqualTo("2");
                 assertThat(Duration.ofNanos(both.get(1).arrivedNanos() - both.get(0).arrivedNanos())).isLessThan(Duration.ofSeconds(10));
             }
+        }
+    }
+
+    String hookOf(long deliveryId) {
+        return jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, deliveryId);
+    }
+
+    /** Inserts {@code n} dead letters of {@code hook} that died {@code ago} ago. */
+    void deadLetters(String hook, String tag, int n, String ago) {
+        jdbc.update("INSERT INTO hook_deliveries (hook_id, event, message_id, idempotency_key, payload, status, attempts, last_error, dead_at)"
+                + " SELECT ?, 'message', ? || g, ? || ':' || ? || g, '{}', 'dead', 6, 'gave up', now() - ?::interval"
+                + " FROM generate_series(1, ?) g", hook, tag, hook, tag, ago, n);
+    }
+
+    long deadLettersTagged(String hook, String tag) {
+        return jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE hook_id = ? AND status = 'dead' AND message_id LIKE ?",
+                Long.class, hook, tag + "%");
+    }
+
+    @Test
+    void deadLettersOlderThanTheRetentionAreDeletedByTheMaintenancePassAndYoungerOnesStay() {
+        String hook = hookOf(heldDelivery("dq-retention"));
+        double before = registry.get("waterline.hook.dead.expired").counter().count();
+        deadLetters(hook, "old", 3, "15 days");
+        deadLetters(hook, "young", 2, "13 days");
+        await().atMost(Duration.ofSeconds(15)).until(() -> deadLettersTagged(hook, "old") == 0);
+        assertThat(deadLettersTagged(hook, "young")).as("younger than the 14-day retention").isEqualTo(2);
+        assertThat(registry.get("waterline.hook.dead.expired").counter().count() - before).isGreaterThanOrEqualTo(3.0);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE hook_id = ? AND status <> 'dead'", Long.class, hook))
+                .as("the hook's delivery not done is untouched").isEqualTo(1);
+        jdbc.update("DELETE FROM hook_deliveries WHERE hook_id = ?", hook);
+    }
+
+    @Test
+    void theBacklogGaugesReadTheOldestDeliveryNotDoneAndCountUpToTheirCap() {
+        String hook = hookOf(heldDelivery("dq-gauges"));
+        jdbc.update("UPDATE hook_deliveries SET created_at = now() - interval '2 hours' WHERE hook_id = ?", hook);
+        deadLetters(hook, "many", DeliveryQueue.GAUGE_CAP + 50, "1 day");
+        DeliveryQueue.Backlog b = queue.backlog();
+        assertThat(b.oldestSeconds()).as("the held delivery, two hours old").isGreaterThanOrEqualTo(7_200);
+        assertThat(b.rows()).isBetween(1L, (long) DeliveryQueue.GAUGE_CAP);
+        assertThat(b.dead()).as("at least the cap reads as the cap").isEqualTo(DeliveryQueue.GAUGE_CAP);
+        jdbc.update("DELETE FROM hook_deliveries WHERE hook_id = ?", hook);
+    }
+
+    @Test
+    void theWalkForOrphansVisitsEveryHookWithDeliveriesAStretchAtATimeAndCallsNoLiveHookAnOrphan() {
+        // (that it finds the hooks that are gone, the maintenance pass shows: rowsADeletedHookLeftBehind…)
+        String one = hookOf(heldDelivery("dq-walk1"));
+        String two = hookOf(heldDelivery("dq-walk2"));
+        try {
+            List<String> visited = new java.util.ArrayList<>();
+            List<String> orphans = new java.util.ArrayList<>();
+            String after = "";
+            do {
+                DeliveryQueue.Walk w = queue.orphans(after, 1);
+                orphans.addAll(w.orphans());
+                after = w.next();
+                visited.add(after);
+            } while (!after.isEmpty() && visited.size() < 100_000);
+            assertThat(visited).as("each stretch goes on from the last hook it saw").contains(one, two).endsWith("");
+            assertThat(orphans).doesNotContain(one, two);
+        }
+        finally {
+            jdbc.update("DELETE FROM hook_deliveries WHERE hook_id IN (?, ?)", one, two);
         }
     }
 }

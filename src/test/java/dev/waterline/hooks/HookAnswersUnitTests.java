@@ -16,6 +16,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class HookAnswersUnitTests {
 
+    static final HookRepository.Created CREATED = new HookRepository.Created("alice", "2026-01-01T00:00:00Z");
+
+
     /** A stored target of {@code kind} with the field {@code field} as given, the credential in it, and the field as answered. */
     record Case(String kind, String field, String stored, String credential, String shown) {
     }
@@ -92,8 +95,8 @@ class HookAnswersUnitTests {
         List<String> wrong = new ArrayList<>();
         for (Case c : CASES) {
             Map<String, String> target = target(c);
-            Map<String, Object> view = HookController.view(new HookRepository.Hook("h", "c", "alice", c.kind(), target, false,
-                    List.of("message"), "2026-01-01T00:00:00Z", "closed", 0));
+            Map<String, Object> view = HookController.view(new HookRepository.Hook("h", "c", CREATED, c.kind(), target, false,
+                    List.of("message"), new Breaker.State("closed", 0)));
             if (c.credential() != null && view.toString().contains(c.credential())) {
                 wrong.add(c.stored() + ": the answer holds " + c.credential() + ": " + view);
             }
@@ -115,16 +118,16 @@ class HookAnswersUnitTests {
         target.put("uri", "mqtt://localhost:1883");
         target.put("topic", "t");
         target.put("password", "hunter2");
-        Map<String, Object> view = HookController.view(new HookRepository.Hook("h", "c", "alice", "mqtt", target, false,
-                List.of("message"), "2026-01-01T00:00:00Z", "closed", 0));
+        Map<String, Object> view = HookController.view(new HookRepository.Hook("h", "c", CREATED, "mqtt", target, false,
+                List.of("message"), new Breaker.State("closed", 0)));
         assertThat(view).containsEntry("password", "***").containsEntry("topic", "t");
     }
 
     @Test
     void theStoredTargetIsLeftAsItWasForTheSinkToUse() {
         Map<String, String> target = new LinkedHashMap<>(Map.of("uri", "redis://secret@localhost:6379", "stream", "s"));
-        HookRepository.Hook h = new HookRepository.Hook("h", "c", "alice", "redis", target, false, List.of("message"),
-                "2026-01-01T00:00:00Z", "closed", 0);
+        HookRepository.Hook h = new HookRepository.Hook("h", "c", CREATED, "redis", target, false,
+                List.of("message"), new Breaker.State("closed", 0));
         HookController.view(h);
         assertThat(h.target()).containsEntry("uri", "redis://secret@localhost:6379");
     }

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
+import dev.waterline.lifecycle.ThrottledLog;
 import dev.waterline.metrics.WaterlineMetrics;
 import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
@@ -49,8 +50,9 @@ import org.apache.commons.logging.LogFactory;
  * <p>An opening that fails (whatever it throws) fails every call waiting for it, and the entry
  * goes; a call waits for another's opening at most a turn.
  *
- * <p>Gauge {@code waterline.hook.connections{kind}} (open, closing included) and counter
- * {@code waterline.hook.connections.refused{kind}}. Closes other than to make room run on a virtual
+ * <p>Gauge {@code waterline.hook.connections{kind}} (open, closing included) and counters
+ * {@code waterline.hook.connections.refused{kind}} and {@code waterline.hook.connections.close.failed{kind}}
+ * (a close that threw: also logged at warn, at most once a second per kind). Closes other than to make room run on a virtual
  * thread of their own.
  */
 final class Connections<V> {
@@ -145,6 +147,9 @@ final class Connections<V> {
     private final long turnNanos;
     private final Closer<V> closer;
     private final Counter refused;
+    /** Closes that failed: counted, and logged at most once a second per kind. */
+    private final Counter closeFailed;
+    private final ThrottledLog closeFailedLog = new ThrottledLog();
     private final LongSupplier nanos;
     /** In access order: the first idle one is the least recently used. Guarded by this. */
     private final LinkedHashMap<String, Entry> open = new LinkedHashMap<>(16, 0.75f, true);
@@ -168,6 +173,8 @@ final class Connections<V> {
         this.refused = metrics.counter("waterline.hook.connections.refused",
                 "hook calls not made because every connection this node may keep to targets of the kind was in use",
                 "kind", kind);
+        this.closeFailed = metrics.counter("waterline.hook.connections.close.failed",
+                "connections (or clients) to hook targets whose close failed (their sockets or threads may linger)", "kind", kind);
         metrics.gauge("waterline.hook.connections", "connections (or clients) this node keeps to hook targets, closing ones included",
                 this::size, "kind", kind);
     }
@@ -433,7 +440,12 @@ final class Connections<V> {
             }
         }
         catch (Exception failed) {
-            log.debug(kind + " hook connection did not close cleanly: " + failed);
+            // a close that fails may leave a socket or a thread behind: counted, and said at most once a second
+            closeFailed.increment();
+            long unlogged = closeFailedLog.admit();
+            if (unlogged >= 0) {
+                log.warn(kind + " hook connection did not close cleanly: " + failed + ThrottledLog.more(unlogged));
+            }
         }
         finally {
             synchronized (this) {

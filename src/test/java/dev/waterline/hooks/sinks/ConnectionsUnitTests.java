@@ -90,6 +90,19 @@ class ConnectionsUnitTests {
     }
 
     @Test
+    void aCloseThatFailsIsCountedAndTheConnectionNoLongerCounts() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Connections<Conn> c = new Connections<>("test", 4, IDLE, TURN, conn -> {
+            throw new java.io.IOException("socket already gone");
+        }, new WaterlineMetrics(registry), now::get);
+        c.lease("a", "h1", opener).close();
+        c.lease("b", "h1", opener).close();
+        c.forget("h1");
+        await().atMost(Duration.ofSeconds(5)).until(() -> c.size() == 0);
+        assertThat(registry.get("waterline.hook.connections.close.failed").tag("kind", "test").counter().count()).isEqualTo(2.0);
+    }
+
+    @Test
     void onlyConnectionsUnusedForTheIdleTimeCloseAsIdle() {
         Connections<Conn> c = connections(4);
         c.lease("a", "h", opener).close();
