@@ -15,18 +15,12 @@ import dev.waterline.lifecycle.Failures;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.lifecycle.ThrottledLog;
-import dev.waterline.metrics.WaterlineMetrics;
-import dev.waterline.presence.Location;
-import dev.waterline.presence.Presence;
 import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.FrameHandler;
 import dev.waterline.session.Frames;
 import dev.waterline.session.SessionRegistry;
-import dev.waterline.watermark.IndexHealth;
-import dev.waterline.watermark.WatermarkIndex;
-import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
@@ -61,31 +55,25 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final OutboundBudget outboundBudget;
     private final SessionRegistry sessions;
     private final Map<String, FrameHandler> handlers = new HashMap<>();
-    private final WatermarkIndex watermark;
-    private final IndexHealth health;
+    private final Admission admission;
     private final Withdrawals withdrawals;
-    private final WaterlineMetrics metrics;
-    private final Counter writeFailures;
+    private final GatewayMetrics metrics;
     private final ThrottledLog writeFailureLog = new ThrottledLog();
-    private final Counter transportErrors;
     private final JsonMapper json = JsonMapper.builder().build();
     private final Map<String, Object> limits;
     private final Loops loops;
-    private final Presence presence;
     private volatile boolean running;
     private volatile boolean stopping;
     private Thread watchdog;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions,
-                   List<FrameHandler> frameHandlers, WatermarkIndex watermark, IndexHealth health,
-                   Withdrawals withdrawals, WaterlineMetrics metrics, Loops loops, Presence presence) {
+                   List<FrameHandler> frameHandlers, Admission admission, Withdrawals withdrawals, GatewayMetrics metrics,
+                   Loops loops) {
         this.loops = loops;
-        this.presence = presence;
         this.properties = properties;
         this.outboundBudget = OutboundBudget.of(Runtime.getRuntime().maxMemory(), properties.outboundHeapShare());
         this.sessions = sessions;
-        this.watermark = watermark;
-        this.health = health;
+        this.admission = admission;
         this.withdrawals = withdrawals;
         this.metrics = metrics;
         for (FrameHandler h : frameHandlers) {
@@ -104,20 +92,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         l.put("idleTimeoutSeconds", reapers.idleTimeout().toSeconds());
         l.put("maxPending", reapers.maxPending());
         this.limits = Map.copyOf(l);
-        metrics.gauge("waterline.connections.active", "open WebSocket sessions", sessions::size);
-        this.writeFailures = metrics.counter("waterline.gateway.write.failures",
-                "connections withdrawn because writing to them failed: a socket error (1011), or a client that does"
-                        + " not read (4008: its queue past the send buffer, or a write in flight past the send time)");
-        metrics.functionCounter("waterline.gateway.connections.refused",
-                "connections closed as accepted: their address held max-connections-per-address already",
-                GuardedProtocol::refusedTotal);
-        metrics.gauge("waterline.gateway.outbound.queued.chars", "characters queued for clients, all connections together",
-                outboundBudget::queued);
-        metrics.functionCounter("waterline.gateway.heads.timed.out",
-                "connections closed because their request head (line and headers) did not arrive whole within waterline.gateway.head-deadline",
-                GuardedProtocol::headsTimedOutTotal);
-        this.transportErrors = metrics.counter("waterline.gateway.transport.errors",
-                "WebSocket transport errors reported by the container (a client vanished mid-frame, a reset)");
+        metrics.outboundQueued(outboundBudget::queued);
     }
 
     /** The frame types this server reads: those some capability answers, and {@code ping}, which the gateway answers itself. */
@@ -127,84 +102,23 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         return java.util.Collections.unmodifiableSet(types);
     }
 
+    /**
+     * A new connection: {@link Admission} lets it in (registered, its user's earlier connections
+     * closed) and it is welcomed, or it is closed as admission says. Registered first, so that
+     * anything committed from now on is offered to this connection live; frames that raced ahead
+     * of welcome wait in the connection until it is written.
+     */
     @Override
     public void afterConnectionEstablished(WebSocketSession ws) {
         String userId = (String) ws.getAttributes().get(TokenHandshake.USER);
         long goodUntil = (Long) ws.getAttributes().get(TokenHandshake.GOOD_UNTIL);
         Connection conn = new Connection(ws, userId, goodUntil, UlidCreator.getMonotonicUlid().toString(), properties, outboundBudget,
-                this::writeFailed);
+                this::writeFailed, metrics.closeFailures());
         ws.getAttributes().put(CONNECTION, conn);
-        if (stopping) {
-            conn.close(CloseStatus.GOING_AWAY.getCode(), "server shutting down");
-            return;
+        switch (admission.admit(conn, () -> stopping)) {
+            case Admission.Refused refused -> conn.close(refused.code(), refused.reason());
+            case Admission.Admitted admitted -> conn.welcome(Frames.welcome(userId, conn.sessionId(), limits));
         }
-        String node = presence.nodeId();
-        boolean cluster = presence.clustered();
-        // 0: registered; 1: the server is stopping; 2: Redis could not register it (cluster)
-        int[] outcome = {0};
-        WatermarkIndex.Previous[] elsewhere = {null};
-        // Registry and Redis epoch change together: two connections of one user racing here must
-        // not leave Redis naming the evicted one while the registry names the survivor.
-        ClientSession evicted = sessions.underUserLock(userId, () -> {
-            ClientSession previous = sessions.register(conn);
-            try {
-                WatermarkIndex.Previous p = watermark.connect(conn, node);
-                if (p.node() != null && p.sessionId() != null && !p.node().equals(node)) {
-                    elsewhere[0] = p;
-                }
-            }
-            catch (RuntimeException e) {
-                if (cluster) {
-                    // Across nodes Redis is where one session per user is decided: without it
-                    // this connection could live beside the user's connection on another node.
-                    log.warn("could not register " + userId + "'s connection in Redis; closing it (1011): " + Failures.describe(e));
-                    sessions.unregister(conn);
-                    // the script may have run and only its answer been lost: an epoch without its
-                    // connection, which the rebuild this suspicion brings removes
-                    health.suspect();
-                    outcome[0] = 2;
-                    return previous;
-                }
-                log.warn("watermark index unavailable at connect of " + userId + " (delivery re-asserts it later): "
-                        + Failures.describe(e));
-                health.suspect();
-            }
-            // stop() sets the flag before it looks at the registry: a connection registered after
-            // that is seen here instead, and leaves again
-            if (stopping) {
-                sessions.unregister(conn);
-                health.suspect();   // Redis may name this connection now: rebuild before reclaiming
-                outcome[0] = 1;
-            }
-            return previous;
-        });
-        if (outcome[0] != 0) {
-            int code = outcome[0] == 1 ? CloseStatus.GOING_AWAY.getCode() : CloseStatus.SERVER_ERROR.getCode();
-            String reason = outcome[0] == 1 ? "server shutting down" : "the server could not register this connection; reconnect";
-            conn.close(code, reason);
-            if (evicted != null) {
-                evicted.close(code, reason);
-            }
-            return;
-        }
-        if (evicted != null) {
-            evicted.closeNow(4009, "superseded by a newer connection");
-        }
-        if (elsewhere[0] != null) {
-            // The user's older connection is on another node: it is closed there (4009) before
-            // this one is welcomed, or evict-timeout passes (a node that does not answer: its
-            // connection is no longer the epoch, and every delivery path refuses it).
-            Location older = new Location(userId, elsewhere[0].node(), elsewhere[0].sessionId());
-            try {
-                presence.close(older, 4009, "superseded by a newer connection").join();
-            }
-            catch (RuntimeException e) {
-                log.warn("could not ask node " + older.node() + " to close " + userId + "'s older connection: " + Failures.describe(e));
-            }
-        }
-        // Registered first, so that anything committed from now on is offered to this connection
-        // live; frames that raced ahead of welcome wait in the connection until it is written.
-        conn.welcome(Frames.welcome(userId, conn.sessionId(), limits));
     }
 
     /**
@@ -213,7 +127,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
      * resyncs instead of staying on a socket that no longer receives anything.
      */
     private void writeFailed(Connection conn, String why, int code, String reason, Throwable cause) {
-        writeFailures.increment();
+        metrics.writeFailures().increment();
         long unlogged = writeFailureLog.admit();
         if (unlogged >= 0) {
             log.warn("write to " + conn.userId() + "'s connection failed, withdrawing it (" + code + "): "
@@ -232,30 +146,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     public void afterConnectionClosed(WebSocketSession ws, CloseStatus status) {
         if (ws.getAttributes().get(CONNECTION) instanceof Connection conn) {
             conn.closed();
-            sessions.underUserLock(conn.userId(), () -> {
-                if (sessions.unregister(conn)) {
-                    if (stopping) {
-                        // Shutting down: no Redis call per connection (with Redis slow, thousands
-                        // would hold the stop for minutes). The index is distrusted instead, so
-                        // the next start (or resume) rebuilds it before anything is reclaimed; in
-                        // the cluster this node's users leave live delivery in one sweep as the
-                        // node leaves (presence), and the other nodes need rebuild nothing.
-                        if (!presence.clustered()) {
-                            health.suspect();
-                        }
-                        return null;
-                    }
-                    try {
-                        watermark.disconnect(conn);
-                    }
-                    catch (RuntimeException e) {
-                        log.warn("watermark index unavailable at disconnect of " + conn.userId()
-                                + " (the next index rebuild drops it): " + e.getMessage());
-                        health.suspect();
-                    }
-                }
-                return null;
-            });
+            admission.leave(conn, () -> stopping);
         }
     }
 
@@ -283,7 +174,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         try {
             payload = conn.assemble(message.getPayload(), message.isLast(), max);
         }
-        catch (Connection.FrameTooLarge e) {
+        catch (FrameAssembler.FrameTooLarge e) {
             tooLarge(conn, max);
             return;
         }
@@ -310,7 +201,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         if (problem != null) {
             JsonNode type = frame.get("type");
             if (type != null && type.isString() && type.asString().equals("send")) {
-                metrics.rejected("invalid").increment();
+                metrics.invalidSends().increment();
             }
             invalid(conn, "refused: " + problem + " (docs/PROTOCOL.md §3)", correlationIdOf(frame));
             return;
@@ -356,7 +247,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                 invalid(conn, "frames are JSON text frames", null);
             }
         }
-        catch (Connection.FrameTooLarge e) {
+        catch (FrameAssembler.FrameTooLarge e) {
             tooLarge(conn, max);
         }
     }
@@ -367,7 +258,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
 
     @Override
     public void handleTransportError(WebSocketSession ws, Throwable exception) {
-        transportErrors.increment();
+        metrics.transportErrors().increment();
         log.debug("transport error on " + ws.getId() + ": " + exception);
     }
 

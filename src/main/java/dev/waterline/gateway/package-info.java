@@ -4,7 +4,11 @@
  * the dispatch of each frame to the capability that answers its type
  * ({@link dev.waterline.session.FrameHandler}), ping/pong, frame size (1009), withdrawing a
  * connection whose write failed (1011), and closing every socket with 1001 on shutdown; plus the
- * connector's limits (connections below the descriptor limit, per address, header timeout). The
+ * connector's limits (connections below the descriptor limit, per address, header timeout).
+ * {@code GatewayHandler} reads and dispatches frames; {@code Admission} decides whether a new
+ * connection is let in and what it takes over; a {@code Connection} is thin, its parts doing the
+ * work ({@code OutboundWriter}, {@code SendCredits}, {@code FrameAssembler}); {@code GatewayMetrics}
+ * holds the gateway's series. The
  * only package that knows about WebSocket. Calls {@code auth}, {@code input}, {@code session},
  * {@code watermark}, {@code presence} (an older connection on another node), {@code reaper}, {@code lifecycle} and {@code metrics}; only ingest reads
  * its limits.

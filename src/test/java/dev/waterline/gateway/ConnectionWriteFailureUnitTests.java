@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.springframework.util.unit.DataSize;
 import org.springframework.web.socket.CloseStatus;
@@ -92,7 +93,7 @@ class ConnectionWriteFailureUnitTests {
         return new Connection(outlet, "alice", Long.MAX_VALUE, "s1", limits, budget, (c, why, code, reason, cause) -> {
             failures.add(new Failure(why, code, cause));
             c.close(code, reason);
-        });
+        }, new SimpleMeterRegistry().counter("waterline.gateway.close.failures"));
     }
 
     @Test
