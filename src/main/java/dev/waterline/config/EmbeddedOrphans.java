@@ -11,11 +11,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.commons.logging.Log;
@@ -49,6 +51,8 @@ final class EmbeddedOrphans {
     }
 
     private static final Map<Path, FileChannel> CLAIMS = new ConcurrentHashMap<>();
+    /** Claims whose time could not be read, this JVM ({@link EmbeddedMetrics} reports them). */
+    static final AtomicLong UNREADABLE_CLAIMS = new AtomicLong();
 
     private EmbeddedOrphans() {
     }
@@ -56,9 +60,10 @@ final class EmbeddedOrphans {
     /**
      * Locks {@code dir} for this JVM (once per JVM), or refuses if a live process holds it.
      *
+     * @param log where a claim whose time cannot be read is told (null: nowhere)
      * @return when the previous claim (of a server now gone) was taken; empty if there was none
      */
-    static Optional<Instant> claim(Path dir) {
+    static Optional<Instant> claim(Path dir, Log log) {
         Path lockFile = dir.resolveSibling(dir.getFileName() + ".lock");
         AtomicReference<Optional<Instant>> previous = new AtomicReference<>(Optional.empty());
         CLAIMS.computeIfAbsent(dir, d -> {
@@ -81,7 +86,7 @@ final class EmbeddedOrphans {
                 // lock (POSIX locks belong to the process and end with any of its descriptors on the file)
                 ByteBuffer was = ByteBuffer.allocate(512);
                 int n = Math.max(0, channel.read(was, 0));
-                previous.set(claimedAt(new String(was.array(), 0, n, StandardCharsets.UTF_8)));
+                previous.set(claimedAt(new String(was.array(), 0, n, StandardCharsets.UTF_8), lockFile, log));
                 channel.truncate(0);
                 channel.write(ByteBuffer.wrap(("claimed " + Instant.now() + " by pid " + ProcessHandle.current().pid() + "\n")
                         .getBytes(StandardCharsets.UTF_8)), 0);
@@ -95,13 +100,27 @@ final class EmbeddedOrphans {
         return previous.get();
     }
 
-    private static Optional<Instant> claimedAt(String content) {
+    /**
+     * When the claim {@code content} records was taken; empty for no claim. A claim whose time
+     * cannot be read (not one this class wrote, or a torn write) is taken for none, so nothing is
+     * taken for an orphan: counted ({@link #UNREADABLE_CLAIMS}, {@code waterline.embedded.claims.unreadable})
+     * and logged at warn (at most once per data folder and JVM: a folder is claimed once).
+     */
+    static Optional<Instant> claimedAt(String content, Path lockFile, Log log) {
         String[] words = content.strip().split("\\s+");
-        try {
-            return words.length >= 2 && words[0].equals("claimed") ? Optional.of(Instant.parse(words[1])) : Optional.empty();
+        if (words.length < 2 || !words[0].equals("claimed")) {
+            return Optional.empty();
         }
-        catch (RuntimeException e) {
-            return Optional.empty();   // not a claim this class wrote: nothing is taken for an orphan
+        try {
+            return Optional.of(Instant.parse(words[1]));
+        }
+        catch (DateTimeParseException e) {
+            UNREADABLE_CLAIMS.incrementAndGet();
+            if (log != null) {
+                log.warn(lockFile + " records a claim whose time cannot be read (" + e.getMessage()
+                        + "): taken for no claim, so no orphan of an earlier server is looked for");
+            }
+            return Optional.empty();
         }
     }
 

@@ -189,7 +189,7 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
     private static EmbeddedPostgres startPostgres(Path dir, boolean clean, Log log) {
         try {
             Files.createDirectories(dir.getParent());
-            EmbeddedOrphans.stopOrphan(dir.resolve("postmaster.pid"), EmbeddedOrphans.Program.POSTGRES, dir, EmbeddedOrphans.claim(dir), log);
+            EmbeddedOrphans.stopOrphan(dir.resolve("postmaster.pid"), EmbeddedOrphans.Program.POSTGRES, dir, EmbeddedOrphans.claim(dir, log), log);
             if (clean) {
                 // The library deletes a clean data directory when the JVM exits; a JVM killed
                 // meanwhile leaves part of it, on which initdb then fails. Wiped here instead, but
@@ -296,7 +296,7 @@ public class EmbeddedServers implements EnvironmentPostProcessor {
 
     private static RedisServer startRedis(Path dir, boolean clean, Log log) {
         try {
-            EmbeddedOrphans.stopOrphan(dir.resolve("redis.pid"), EmbeddedOrphans.Program.REDIS, dir, EmbeddedOrphans.claim(dir), log);
+            EmbeddedOrphans.stopOrphan(dir.resolve("redis.pid"), EmbeddedOrphans.Program.REDIS, dir, EmbeddedOrphans.claim(dir, log), log);
             if (clean && Files.exists(dir)) {
                 try (var files = Files.list(dir)) {
                     for (Path f : files.toList()) {

@@ -1,5 +1,6 @@
 package dev.waterline.metrics;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,6 +15,8 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.stereotype.Component;
 
 /**
@@ -34,6 +37,9 @@ public class WaterlineMetrics {
     public static final String[] REAPERS = {"idle", "overload", "attempts", "expired", "write_failed", "send_buffer",
             "send_time"};
 
+    private static final Log log = LogFactory.getLog(WaterlineMetrics.class);
+    private static final Path STATM = Path.of("/proc/self/statm");
+
     private final MeterRegistry registry;
     private final Counter accepted;
     private final Counter fastDeliveries;
@@ -48,6 +54,12 @@ public class WaterlineMetrics {
     private final AtomicLong outboxDepth = new AtomicLong();
     private final AtomicLong outboxOldestAgeSeconds = new AtomicLong();
     private final AtomicLong safeDeleteId = new AtomicLong();
+    private final Counter residentFailures;
+    /**
+     * When a failed reading was last logged: at most one line a minute (lifecycle's ThrottledLog
+     * is out of reach here, lifecycle calling metrics; a scrape reads the gauge a few times a minute).
+     */
+    private final AtomicLong residentFailureLoggedNanos = new AtomicLong(System.nanoTime() - TimeUnit.MINUTES.toNanos(2));
 
     public WaterlineMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -81,8 +93,12 @@ public class WaterlineMetrics {
                 .description("age of the oldest outbox row").register(registry);
         Gauge.builder("waterline.safe.delete.id", safeDeleteId, AtomicLong::get)
                 .description("the current reclaim line").register(registry);
-        Gauge.builder("waterline.process.resident.memory.bytes", WaterlineMetrics::residentBytes)
-                .description("resident set size of this process (Linux; -1 elsewhere)").register(registry);
+        residentFailures = Counter.builder("waterline.process.resident.memory.failures")
+                .description("readings of /proc/self/statm that failed (the resident memory gauge then reads NaN)")
+                .register(registry);
+        Gauge.builder("waterline.process.resident.memory.bytes", this, WaterlineMetrics::residentBytes)
+                .description("resident set size of this process (Linux; NaN elsewhere, or when it cannot be read)")
+                .register(registry);
     }
 
     /**
@@ -112,13 +128,27 @@ public class WaterlineMetrics {
         (fastPath ? fastDelivery : pollerDelivery).record(Math.max(0, millis), TimeUnit.MILLISECONDS);
     }
 
-    private static double residentBytes() {
+    /**
+     * The resident set from {@code /proc/self/statm} (in pages of 4 KiB); NaN where there is no such
+     * file (not Linux), and NaN, counted and logged (throttled), when it cannot be read or parsed.
+     */
+    private double residentBytes() {
+        if (!Files.exists(STATM)) {
+            return Double.NaN;
+        }
         try {
-            String[] statm = Files.readString(Path.of("/proc/self/statm")).trim().split("\\s+");
+            String[] statm = Files.readString(STATM).trim().split("\\s+");
             return Long.parseLong(statm[1]) * 4096.0;
         }
-        catch (Exception e) {
-            return -1;
+        catch (IOException | RuntimeException e) {
+            residentFailures.increment();
+            long now = System.nanoTime();
+            long last = residentFailureLoggedNanos.get();
+            if (now - last >= TimeUnit.MINUTES.toNanos(1) && residentFailureLoggedNanos.compareAndSet(last, now)) {
+                log.warn("could not read the resident memory from " + STATM + " (" + residentFailures.count()
+                        + " failed readings so far): " + e);
+            }
+            return Double.NaN;
         }
     }
 
