@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 
 import dev.waterline.lifecycle.Batches;
-import dev.waterline.lifecycle.Failures;
 import dev.waterline.lifecycle.Isolation;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.ShardedQueues;
@@ -21,7 +20,7 @@ import org.springframework.stereotype.Component;
  *
  * <p>Shape: {@code writers} loops of {@link Loops}, each draining its own shard of the bounded
  * queue ({@link ShardedQueues}, sharded by stream so that a stream's requests commit in arrival
- * order). A step gathers a batch ({@link Batches}) and commits it in one transaction
+ * order). A step gathers a batch ({@link Batches}) and {@link AppendCommits} commits it in one transaction
  * ({@link AppendStore}: lock the batch's stream rows in id order, read their {@code last_seq} and
  * state, decide every request in arrival order ({@link AppendDecider}), insert the chunks, raise
  * each row's {@code last_seq}); only after the commit does it answer each request and hand the
@@ -51,26 +50,17 @@ class Appender implements SmartLifecycle {
     static final String LOOP = "stream_append";
 
     private final StreamProperties properties;
-    private final AppendStore store;
+    private final AppendCommits commits;
     private final Loops loops;
-    private final Tails tails;
-    private final StreamSignals signals;
-    private final ChunkPartitions partitions;
-    private final StreamMetrics metrics;
     private final ShardedQueues<AppendRequest> queues;
     private final List<Thread> writers = new ArrayList<>();
     private List<Thread> previous = List.of();
     private volatile boolean running;
 
-    Appender(StreamProperties properties, AppendStore store, Loops loops, Tails tails, StreamSignals signals,
-             ChunkPartitions partitions, StreamMetrics metrics, WaterlineMetrics waterline) {
+    Appender(StreamProperties properties, AppendCommits commits, Loops loops, WaterlineMetrics waterline) {
         this.properties = properties;
-        this.store = store;
+        this.commits = commits;
         this.loops = loops;
-        this.tails = tails;
-        this.signals = signals;
-        this.partitions = partitions;
-        this.metrics = metrics;
         this.queues = new ShardedQueues<>(properties.writers(), properties.queueSize());
         waterline.gauge("waterline.stream.append.queue.depth", "stream appends and completions waiting to be committed",
                 queues::size);
@@ -92,96 +82,12 @@ class Appender implements SmartLifecycle {
     private void writeOne(BlockingQueue<AppendRequest> queue, List<AppendRequest> batch) throws InterruptedException {
         try {
             if (Batches.gather(queue, batch, properties.batchSize(), properties.linger().toNanos(), 100)) {
-                persist(batch);
+                commits.persist(batch);
             }
         }
         finally {
             batch.clear();
         }
-    }
-
-    void persist(List<AppendRequest> batch) {
-        int poisoned = Isolation.commit(new ArrayList<>(batch), this::commit, (r, e) -> {
-            loops.failed(LOOP, "a request to stream " + r.streamId() + " failed its group commit alone and is refused as invalid", e);
-            answer(r, Refusal.invalid("the request could not be stored; nothing of it was"));
-        });
-        if (poisoned > 0) {
-            metrics.poisoned(poisoned);
-        }
-    }
-
-    /** Commits the requests and answers them; throws only for a failure one of them may have caused. */
-    private void commit(List<AppendRequest> requests) {
-        AppendStore.Outcome outcome;
-        try {
-            outcome = store.commit(requests);
-        }
-        catch (RuntimeException e) {
-            if (ChunkPartitions.missingPartition(e)) {
-                partitions.wake();
-                loops.failed(LOOP, "no partition of stream_chunks for now: " + requests.size() + " requests refused (unavailable)", e);
-                refuseAll(requests, Refusal.unavailable("the server is not ready to store chunks; nothing stored, retry"));
-                return;
-            }
-            if (Failures.causedByItem(e)) {
-                throw e;
-            }
-            loops.failed(LOOP, requests.size() + " stream requests refused (unavailable)", e);
-            refuseAll(requests, Refusal.unavailable(Failures.infrastructure(e)
-                    ? "the database could not be reached; nothing stored" : "the server could not store this; nothing stored, retry"));
-            return;
-        }
-        long committedAt = System.currentTimeMillis();
-        // Committed: nothing from here on may throw back into the isolation (it would commit again).
-        for (int i = 0; i < requests.size(); i++) {
-            AppendRequest r = requests.get(i);
-            switch (outcome.answers().get(i)) {
-                case AppendDecider.Refused(Refusal why) -> answer(r, why);
-                case AppendDecider.Done(StreamView view) -> {
-                    try {
-                        r.reply().done(view);
-                    }
-                    catch (RuntimeException e) {
-                        loops.failed(LOOP, "answering a stream request", e);
-                    }
-                    metrics.answered(r, System.nanoTime() - r.receivedNanos());
-                }
-            }
-        }
-        metrics.stored(outcome.stored(), outcome.closed());
-        if (!outcome.changes().isEmpty()) {
-            List<Change> changes = new ArrayList<>(outcome.changes().size());
-            for (Change c : outcome.changes()) {
-                changes.add(c.committedAt(committedAt));
-            }
-            try {
-                tails.committed(changes);
-            }
-            catch (RuntimeException e) {
-                // committed: the tails' poll finds what they were not handed
-                loops.failed(LOOP, "handing committed chunks to this node's tails", e);
-            }
-            try {
-                signals.changed(changes.stream().map(c -> new StreamSignals.Signal(c.streamId(), c.lastSeq(), c.state())).toList());
-            }
-            catch (RuntimeException e) {
-                loops.failed(LOOP, "signalling committed chunks to the other nodes", e);
-            }
-        }
-    }
-
-    private void answer(AppendRequest r, Refusal why) {
-        metrics.refused(why.code());
-        try {
-            r.reply().refused(why);
-        }
-        catch (RuntimeException e) {
-            loops.failed(LOOP, "answering a stream request", e);
-        }
-    }
-
-    private void refuseAll(List<AppendRequest> requests, Refusal why) {
-        requests.forEach(r -> answer(r, why));
     }
 
     /** A stream's committed change, for its tails: its new chunks in seq order, and its state after the batch. */
@@ -218,7 +124,7 @@ class Appender implements SmartLifecycle {
         List<AppendRequest> left = queues.drain();
         if (!left.isEmpty()) {
             log.warn(left.size() + " queued stream requests not committed at shutdown: answered unavailable");
-            refuseAll(left, Refusal.unavailable("the server is shutting down; nothing stored, retry"));
+            commits.refuseAll(left, Refusal.unavailable("the server is shutting down; nothing stored, retry"));
         }
         Workers.joinUntil(writers, System.nanoTime() + properties.commitTimeout().plusSeconds(1).toNanos());
         previous = List.copyOf(writers);
