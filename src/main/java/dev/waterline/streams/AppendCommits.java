@@ -39,7 +39,8 @@ class AppendCommits {
     /** Commits one batch and answers every request in it, isolating any request that cannot be stored. */
     void persist(List<AppendRequest> batch) {
         int poisoned = Isolation.commit(new ArrayList<>(batch), this::commit, (r, e) -> {
-            loops.failed(Appender.LOOP, "a request to stream " + r.streamId() + " failed its group commit alone and is refused as invalid", e);
+            loops.failed(Appender.LOOP, "a request to stream " + r.streamId()
+                    + " failed its group commit alone and is refused as invalid", e);
             answer(r, Refusal.invalid("the request could not be stored; nothing of it was"));
         });
         if (poisoned > 0) {
@@ -56,7 +57,8 @@ class AppendCommits {
         catch (RuntimeException e) {
             if (ChunkPartitions.missingPartition(e)) {
                 partitions.wake();
-                loops.failed(Appender.LOOP, "no partition of stream_chunks for now: " + requests.size() + " requests refused (unavailable)", e);
+                loops.failed(Appender.LOOP, "no partition of stream_chunks for now: " + requests.size()
+                        + " requests refused (unavailable)", e);
                 refuseAll(requests, Refusal.unavailable("the server is not ready to store chunks; nothing stored, retry"));
                 return;
             }
