@@ -8,13 +8,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 
 import dev.waterline.lifecycle.Batches;
 import dev.waterline.lifecycle.Failures;
 import dev.waterline.lifecycle.Isolation;
 import dev.waterline.lifecycle.Loops;
+import dev.waterline.lifecycle.ShardedQueues;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import org.apache.commons.logging.Log;
@@ -27,7 +27,7 @@ import org.springframework.stereotype.Component;
  * The inbound queue and its group-commit writers.
  *
  * <p>Loop ({@code writers} loops of {@link Loops}, each draining its own share of the bounded
- * queue, sharded by chat so that a chat's sends commit in arrival order): gather a batch
+ * queue ({@link ShardedQueues}), sharded by chat so that a chat's sends commit in arrival order): gather a batch
  * ({@link Batches}: up to {@code batch-size}, or {@code linger} after its first send); collapse
  * sends that share a (sender, correlationId); commit the batch in one transaction; only then
  * answer every send and let each {@link CommitParticipant} hand on what it added (the outbox rows
@@ -55,7 +55,7 @@ public class Ingest implements SmartLifecycle {
     private final WaterlineMetrics metrics;
     private final Loops loops;
     private final Clock clock;
-    private final List<BlockingQueue<SendRequest>> queues = new ArrayList<>();
+    private final ShardedQueues<SendRequest> queues;
     private final List<Thread> writers = new ArrayList<>();
     private List<Thread> previous = List.of();
     private volatile boolean running;
@@ -66,14 +66,10 @@ public class Ingest implements SmartLifecycle {
         this.metrics = metrics;
         this.loops = loops;
         this.clock = clock;
-        int perWriter = Math.max(1, properties.queueSize() / properties.writers());
-        for (int i = 0; i < properties.writers(); i++) {
-            queues.add(new ArrayBlockingQueue<>(perWriter));
-        }
-        metrics.gauge("waterline.inbound.queue.depth", "sends waiting to be persisted",
-                () -> queues.stream().mapToInt(BlockingQueue::size).sum());
+        this.queues = new ShardedQueues<>(properties.writers(), properties.queueSize());
+        metrics.gauge("waterline.inbound.queue.depth", "sends waiting to be persisted", queues::size);
         metrics.gauge("waterline.inbound.queue.capacity", "sends the inbound queue can hold (for the depth's share)",
-                () -> perWriter * properties.writers());
+                queues::capacity);
         // Each writer has its share of the queue, and a chat always goes to the same one: one hot
         // chat can fill its writer's share (its sends get overloaded) while the whole queue looks
         // half empty. This is what to alert on.
@@ -88,8 +84,7 @@ public class Ingest implements SmartLifecycle {
      * is behind. Work that may wait (hook deliveries) yields to sends while it is high.
      */
     public double pressure() {
-        int perWriter = Math.max(1, properties.queueSize() / properties.writers());
-        return queues.stream().mapToDouble(q -> q.size() / (double) perWriter).max().orElse(0);
+        return queues.fullest();
     }
 
     /**
@@ -99,14 +94,9 @@ public class Ingest implements SmartLifecycle {
      * it sent them.
      */
     public boolean offer(SendRequest send) {
-        BlockingQueue<SendRequest> queue = queues.get(Math.floorMod(send.chatId().hashCode(), queues.size()));
-        if (!running || !queue.offer(send)) {
-            return false;
-        }
         // stop() may have taken what was queued for the last time between the check and the offer:
-        // then the send is taken back and answered by the caller. If it is gone already, a writer
-        // or stop() took it, and answers it.
-        return running || !queue.remove(send);
+        // then the send is taken back and answered by the caller (ShardedQueues.offer).
+        return queues.offer(send.chatId(), send, () -> running);
     }
 
     /** One step of a writer: one batch gathered, committed and answered. */
@@ -233,8 +223,8 @@ public class Ingest implements SmartLifecycle {
         // two batches of one chat could commit out of order.
         Workers.joinUntil(previous, System.nanoTime() + properties.commitTimeout().plusSeconds(1).toNanos());
         running = true;
-        for (int i = 0; i < properties.writers(); i++) {
-            BlockingQueue<SendRequest> queue = queues.get(i);
+        for (int i = 0; i < queues.shards(); i++) {
+            BlockingQueue<SendRequest> queue = queues.shard(i);
             List<SendRequest> batch = new ArrayList<>(properties.batchSize());
             writers.add(loops.start(LOOP, "group-commit-" + i, () -> running || !queue.isEmpty(),
                     () -> writeOne(queue, batch)));
@@ -257,8 +247,7 @@ public class Ingest implements SmartLifecycle {
     public void stop() {
         running = false;
         Workers.joinUntil(writers, System.nanoTime() + properties.drainTimeout().toNanos());
-        List<SendRequest> left = new ArrayList<>();
-        queues.forEach(q -> q.drainTo(left));
+        List<SendRequest> left = queues.drain();
         if (!left.isEmpty()) {
             log.warn(left.size() + " queued sends not committed within the drain timeout at shutdown: answered unavailable");
             left.forEach(s -> answer(s, r -> r.rejected("unavailable", "the server is shutting down; not accepted, retry")));

@@ -49,9 +49,10 @@ class EchoBot {
     private final StreamStore store;
     private final DatabaseTurns turns;
     private final Loops loops;
+    private final Answers answers;
 
     EchoBot(StreamProperties properties, ChatRepository chats, ChatProperties chatLimits, Streams streams, StreamStore store,
-            DatabaseTurns turns, Loops loops) {
+            DatabaseTurns turns, Loops loops, Answers answers) {
         this.properties = properties;
         this.chats = chats;
         this.chatLimits = chatLimits;
@@ -59,6 +60,7 @@ class EchoBot {
         this.store = store;
         this.turns = turns;
         this.loops = loops;
+        this.answers = answers;
         loops.declare("echo_bot");
     }
 
@@ -118,12 +120,8 @@ class EchoBot {
         streams.submit(AppendRequest.complete(streamId, BOT, seq, Streams.future(new CompletableFuture<>())));
     }
 
-    private static Object await(CompletableFuture<Object> f) {
-        try {
-            return f.get(30, TimeUnit.SECONDS);
-        }
-        catch (Exception e) {
-            return Refusal.unavailable("no answer in time");
-        }
+    /** The answer, or {@code unavailable} when none came in time (counted and logged, throttled). */
+    private Object await(CompletableFuture<Object> f) {
+        return answers.awaitForBot(f);
     }
 }

@@ -4,9 +4,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.auth.ApiAuthentication;
@@ -54,29 +51,25 @@ class StreamController {
     static final int MAX_CORRELATION_ID = 64;
     static final int MAX_CONTENT_TYPE = 255;
 
-    private static final org.apache.commons.logging.Log log = org.apache.commons.logging.LogFactory.getLog(StreamController.class);
-
     private final Streams streams;
     private final StreamStore store;
     private final Blobs blobs;
     private final StreamProperties properties;
     private final DatabaseTurns turns;
     private final EventStreams events;
+    private final Answers answers;
     private final long pageBytes;
-    private final long answerWaitMillis;
 
     StreamController(Streams streams, StreamStore store, Blobs blobs, StreamProperties properties, DatabaseTurns turns,
-                     EventStreams events, ApiProperties api, dev.waterline.ingest.InboundProperties inbound) {
+                     EventStreams events, ApiProperties api, Answers answers) {
         this.streams = streams;
         this.store = store;
         this.blobs = blobs;
         this.properties = properties;
         this.turns = turns;
         this.events = events;
+        this.answers = answers;
         this.pageBytes = api.maxPageBytes().toBytes();
-        // a request is answered after its commit: at most the commit's own timeout, and a margin
-        this.answerWaitMillis = Math.max(properties.commitTimeout().toMillis(), inbound.commitTimeout().toMillis())
-                + inbound.linger().toMillis() + 5_000;
     }
 
     /** The blob upload takes bodies up to {@code max-blob-bytes}. */
@@ -276,7 +269,7 @@ class StreamController {
         }
         catch (RuntimeException e) {
             // the row stays uploading; the sweep of abandoned uploads removes it after waterline.blobs.upload-timeout
-            log.warn("a failed upload's row could not be dropped now; the sweep of abandoned uploads will: " + e);
+            answers.uploadNotDropped(blobId, e);
         }
     }
 
@@ -367,16 +360,7 @@ class StreamController {
     }
 
     private Object await(CompletableFuture<Object> f) {
-        try {
-            return f.get(answerWaitMillis, TimeUnit.MILLISECONDS);
-        }
-        catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Refusal.unavailable("interrupted; the outcome is unknown, retry (a retry stores nothing twice)");
-        }
-        catch (TimeoutException | ExecutionException e) {
-            return Refusal.unavailable("no answer in time; the outcome is unknown, retry (a retry stores nothing twice)");
-        }
+        return answers.await(f);
     }
 
     /** A refusal as PROTOCOL.md answers it: its status, {@code {"error","message"}}, and {@code expectedSeq} for gap and conflict. */

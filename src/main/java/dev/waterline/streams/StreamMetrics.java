@@ -34,7 +34,9 @@ class StreamMetrics {
     private final Counter frames;
     private final Counter poisoned;
     private final Counter sseExpired;
+    private final Counter uploadDropsFailed;
     private final java.util.Map<String, Counter> outcomes = new java.util.HashMap<>();
+    private final java.util.Map<String, Counter> answerWaitsFailed = new java.util.HashMap<>();
     private final Timer append;
     private final Timer delivery;
     private final java.util.concurrent.atomic.AtomicLong subscriptions = new java.util.concurrent.atomic.AtomicLong();
@@ -64,6 +66,13 @@ class StreamMetrics {
         poisoned = metrics.poisoned(Appender.LOOP);
         sseExpired = metrics.counter("waterline.stream.events.expired",
                 "server-sent event responses ended because their token expired (the client resumes with a fresh one)");
+        for (String by : new String[] {"rest", "echo_bot"}) {
+            answerWaitsFailed.put(by, metrics.counter("waterline.streams.answer.waits.failed",
+                    "stream requests whose answer did not come in time (or whose wait failed): answered unavailable, outcome unknown",
+                    "by", by));
+        }
+        uploadDropsFailed = metrics.counter("waterline.streams.upload.drops.failed",
+                "failed blob uploads whose row could not be dropped at once (the sweep of abandoned uploads drops it later)");
         append = metrics.latencyTimer("waterline.stream.append",
                 "an append, completion or abort received until its answer was decided (after commit)");
         delivery = metrics.latencyTimer("waterline.stream.delivery",
@@ -137,6 +146,14 @@ class StreamMetrics {
 
     void delivered(long millis) {
         delivery.record(Math.max(0, millis), TimeUnit.MILLISECONDS);
+    }
+
+    void answerWaitFailed(String by) {
+        answerWaitsFailed.get(by).increment();
+    }
+
+    void uploadDropFailed() {
+        uploadDropsFailed.increment();
     }
 
     void sseExpired() {
