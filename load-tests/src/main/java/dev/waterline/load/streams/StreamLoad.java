@@ -8,12 +8,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -27,21 +25,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
-import com.nimbusds.jose.JWSAlgorithm;
-import com.nimbusds.jose.JWSHeader;
-import com.nimbusds.jose.crypto.MACSigner;
-import com.nimbusds.jwt.JWTClaimsSet;
-import com.nimbusds.jwt.SignedJWT;
-import dev.waterline.load.clients.SeqCursor;
 import dev.waterline.load.clients.WsLink;
 import dev.waterline.load.deployment.ServerProcess;
-import dev.waterline.load.run.Report;
-import org.HdrHistogram.ConcurrentHistogram;
-import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code waterline-load streams}: the load of durable streams (PROTOCOL.md §6), in four shapes,
@@ -65,14 +52,18 @@ import tools.jackson.databind.json.JsonMapper;
  * over the WebSocket ({@code append}), one request per chunk except in {@code replay}; the chats
  * and streams are made over REST first. Producers and readers are users of their own: a user holds
  * one connection.
+ * <p>
+ * The parts: this class is the command, its plan (the servers, the users, chats and streams of each
+ * shape) and the load's pacing; {@link StreamRest} makes the users' tokens, chats and streams and
+ * reads the counters; producers keep a {@link ProducedStream} each and append over a
+ * {@link StreamConnection}; a {@link StreamReader} is one subscription; {@link StreamVerdict}
+ * counts what went wrong and reconciles the readers; {@link Latency} is append→reader.
  */
 @Command(name = "streams", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load of durable streams, reconciled chunk by chunk.")
 public final class StreamLoad implements Callable<Integer> {
 
     enum Mode { single, many, replay, fanout }
-
-    private static final JsonMapper JSON = JsonMapper.builder().build();
 
     @Option(names = "--mode", required = true, description = "single | many | replay | fanout")
     Mode mode;
@@ -138,14 +129,15 @@ public final class StreamLoad implements Callable<Integer> {
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final List<ServerProcess> servers = new ArrayList<>();
-    private final List<Conn> conns = new CopyOnWriteArrayList<>();
+    private final List<StreamConnection> conns = new CopyOnWriteArrayList<>();
     private final StringBuilder report = new StringBuilder();
     private WsLink.Connector connector;
     private String producerBase;
     private String readerBase;
     private String secret;
     private String run;
-    private volatile boolean failed;
+    private final StreamVerdict verdict = new StreamVerdict();
+    private StreamRest rest;
 
     @Override
     public Integer call() throws Exception {
@@ -157,6 +149,7 @@ public final class StreamLoad implements Callable<Integer> {
         Thread pinger = Thread.ofPlatform().daemon().name("stream-load-ping").start(this::pingLoop);
         try {
             startServers(dir);
+            rest = new StreamRest(http, run, producerBase, secret);
             report.append("# waterline-load streams: ").append(mode).append(label == null ? "" : " (" + label + ")").append("\n\n")
                     .append("- producers on ").append(producerBase).append(", readers on ").append(readerBase)
                     .append(servers.isEmpty() ? "" : " (started: " + servers.size() + " node(s), JVM `" + serverJvmOpts + "`)")
@@ -184,11 +177,11 @@ public final class StreamLoad implements Callable<Integer> {
                 s.close();
             }
         }
-        report.append(failed ? "\n**RECONCILIATION FAILED**\n" : "\nReconciled: every stored chunk reached every reader once, in order.\n");
+        report.append(verdict.failed() ? "\n**RECONCILIATION FAILED**\n" : "\nReconciled: every stored chunk reached every reader once, in order.\n");
         Files.writeString(dir.resolve("report.md"), report);
         System.out.println(report);
         System.out.println("Report in " + dir.toAbsolutePath().resolve("report.md"));
-        return failed ? 2 : 0;
+        return verdict.failed() ? 2 : 0;
     }
 
     private void startServers(Path dir) throws Exception {
@@ -226,16 +219,16 @@ public final class StreamLoad implements Callable<Integer> {
     // ---------------------------------------------------------------- single
 
     private void single() throws Exception {
-        String p = user("single-p");
-        String[] rs = {user("single-r0"), user("single-r1")};
-        String chat = createChat(p, List.of(rs));
-        Stream s = new Stream(open(p, chat));
-        Conn producer = connect(producerBase, p);
-        List<Reader> readersOf = new ArrayList<>();
+        String p = rest.user("single-p");
+        String[] rs = {rest.user("single-r0"), rest.user("single-r1")};
+        String chat = rest.createChat(p, List.of(rs));
+        ProducedStream s = new ProducedStream(rest.open(p, chat));
+        StreamConnection producer = connect(producerBase, p);
+        List<StreamReader> readersOf = new ArrayList<>();
         for (String r : rs) {
             readersOf.add(subscribe(connect(readerBase, r), s, 1));
         }
-        awaitAll(readersOf, rd -> rd.stateSeen, "initial stream frames");
+        verdict.awaitAll(readersOf, rd -> rd.stateSeen, "initial stream frames", drain);
         Latency lat = new Latency();
         readersOf.forEach(rd -> rd.latency = lat);
         long start = System.nanoTime();
@@ -262,18 +255,17 @@ public final class StreamLoad implements Callable<Integer> {
             }
         };
         producer.onRefused = (streamId, code, expected, corr) -> {
-            count("append refused: " + code);
-            failed = true;
+            verdict.count("append refused: " + code);
+            verdict.fail();
             over.countDown();
         };
         producer.append(s, s.next(), System.nanoTime());
         if (!over.await(duration.plus(drain).toMillis(), TimeUnit.MILLISECONDS)) {
-            failed = true;
-            count("the producer's last append was not answered within the drain");
+            verdict.fail("the producer's last append was not answered within the drain");
         }
-        complete(p, s);
-        awaitAll(readersOf, rd -> rd.closedSeen, "final stream frames");
-        reconcile(readersOf);
+        rest.complete(p, s);
+        verdict.awaitAll(readersOf, rd -> rd.closedSeen, "final stream frames", drain);
+        verdict.reconcile(readersOf);
         List<Long> half = new ArrayList<>(perSecond.subList(perSecond.size() / 2, perSecond.size()));
         Collections.sort(half);
         long median = half.isEmpty() ? 0 : half.get(half.size() / 2);
@@ -281,7 +273,7 @@ public final class StreamLoad implements Callable<Integer> {
                 .append("| chunks stored | chunks/s (median second, second half) | append→reader p50 | p99 | p99.9 | max |\n")
                 .append("| ---: | ---: | ---: | ---: | ---: | ---: |\n")
                 .append("| ").append(s.ackedSeq.get()).append(" | ").append(median).append(" | ").append(lat.steadyRow()).append(" |\n\n")
-                .append("Latency: second half, both readers. ").append(errorsLine()).append("\n\n").append(cpu(cpu));
+                .append("Latency: second half, both readers. ").append(verdict.errorsLine()).append("\n\n").append(cpu(cpu));
         closeAll();
     }
 
@@ -294,18 +286,18 @@ public final class StreamLoad implements Callable<Integer> {
         String tag = "many" + n;
         List<String> producerUsers = new ArrayList<>();
         for (int i = 0; i < producers; i++) {
-            producerUsers.add(user(tag + "-p" + i));
+            producerUsers.add(rest.user(tag + "-p" + i));
         }
-        List<Stream> all = new ArrayList<>();
+        List<ProducedStream> all = new ArrayList<>();
         List<List<String>> readerUsers = new ArrayList<>();
         parallel(n, i -> {
             String p = producerUsers.get(i / perProducer);
             List<String> rs = new ArrayList<>();
             for (int j = 0; j < subscribersPerStream; j++) {
-                rs.add(user(tag + "-r" + i + "-" + j));
+                rs.add(rest.user(tag + "-r" + i + "-" + j));
             }
-            String chat = createChat(p, rs);
-            Stream s = new Stream(open(p, chat));
+            String chat = rest.createChat(p, rs);
+            ProducedStream s = new ProducedStream(rest.open(p, chat));
             synchronized (all) {
                 while (all.size() <= i) {
                     all.add(null);
@@ -315,36 +307,36 @@ public final class StreamLoad implements Callable<Integer> {
                 readerUsers.set(i, rs);
             }
         });
-        List<Conn> producerConns = new ArrayList<>();
+        List<StreamConnection> producerConns = new ArrayList<>();
         for (String p : producerUsers) {
             producerConns.add(null);
         }
         parallel(producers, i -> {
-            Conn c = connect(producerBase, producerUsers.get(i));
+            StreamConnection c = connect(producerBase, producerUsers.get(i));
             synchronized (producerConns) {
                 producerConns.set(i, c);
             }
         });
-        Reader[][] rd = new Reader[n][subscribersPerStream];
+        StreamReader[][] rd = new StreamReader[n][subscribersPerStream];
         parallel(n * subscribersPerStream, k -> {
             int i = k / subscribersPerStream;
             int j = k % subscribersPerStream;
             rd[i][j] = subscribe(connect(readerBase, readerUsers.get(i).get(j)), all.get(i), 1);
         });
-        List<Reader> readersOf = new ArrayList<>();
-        for (Reader[] r : rd) {
+        List<StreamReader> readersOf = new ArrayList<>();
+        for (StreamReader[] r : rd) {
             readersOf.addAll(List.of(r));
         }
-        awaitAll(readersOf, r -> r.stateSeen, "initial stream frames");
+        verdict.awaitAll(readersOf, r -> r.stateSeen, "initial stream frames", drain);
         Latency lat = new Latency();
         readersOf.forEach(r -> r.latency = lat);
-        Map<String, Stream> byId = new ConcurrentHashMap<>();
+        Map<String, ProducedStream> byId = new ConcurrentHashMap<>();
         all.forEach(s -> byId.put(s.id, s));
-        for (Conn c : producerConns) {
+        for (StreamConnection c : producerConns) {
             c.onAppended = (id, lastSeq) -> byId.get(id).acked(lastSeq);
             c.onRefused = (id, code, expected, corr) -> {
-                count("append refused: " + code);
-                Stream s = byId.get(id);
+                verdict.count("append refused: " + code);
+                ProducedStream s = byId.get(id);
                 if (s != null) {
                     s.refused(code, expected, corr);
                 }
@@ -353,7 +345,7 @@ public final class StreamLoad implements Callable<Integer> {
         // the pacer: chunk k of all is due at k / (n·rate) s; it goes to stream k mod n, so each
         // stream gets one every 1/rate s, the streams' phases spread evenly
         double total = n * rate;
-        Map<String, Double> countersBefore = scrape(readerBase);
+        Map<String, Double> countersBefore = rest.scrape(readerBase);
         long start = System.nanoTime();
         long end = start + duration.toNanos();
         lat.steadyFrom = start + duration.toNanos() / 2;
@@ -372,22 +364,22 @@ public final class StreamLoad implements Callable<Integer> {
             }
             lagMaxMicros = Math.max(lagMaxMicros, (now - due) / 1000);
             int i = (int) (k % n);
-            Stream s = all.get(i);
+            ProducedStream s = all.get(i);
             producerConns.get(i / perProducer).append(s, s.next(), due);
             k++;
         }
         long deadline = System.nanoTime() + drain.toNanos();
-        for (Stream s : all) {
+        for (ProducedStream s : all) {
             while (!s.settled() && System.nanoTime() < deadline) {
                 synchronized (s) {
                     s.wait(100);
                 }
             }
         }
-        parallel(n, i -> complete(producerUsers.get(i / perProducer), all.get(i)));
-        awaitAll(readersOf, r -> r.closedSeen, "final stream frames");
-        reconcile(readersOf);
-        Map<String, Double> countersAfter = scrape(readerBase);
+        parallel(n, i -> rest.complete(producerUsers.get(i / perProducer), all.get(i)));
+        verdict.awaitAll(readersOf, r -> r.closedSeen, "final stream frames", drain);
+        verdict.reconcile(readersOf);
+        Map<String, Double> countersAfter = rest.scrape(readerBase);
         long stored = all.stream().mapToLong(s -> s.ackedSeq.get()).sum();
         report.append("## ").append(n).append(" open streams at ").append(rate).append(" chunks/s each, ")
                 .append(subscribersPerStream).append(" readers each\n\n")
@@ -401,7 +393,7 @@ public final class StreamLoad implements Callable<Integer> {
                 .append(" chunks\n\n")
                 .append("| streams | append→reader p50 | p99 | p99.9 | max |\n| ---: | ---: | ---: | ---: | ---: |\n")
                 .append("| ").append(n).append(" | ").append(lat.steadyRow()).append(" |\n\n")
-                .append("Latency: second half of the load, every reader, from when the chunk was due. ").append(errorsLine()).append("\n\n")
+                .append("Latency: second half of the load, every reader, from when the chunk was due. ").append(verdict.errorsLine()).append("\n\n")
                 .append(cpu(cpu));
         closeAll();
     }
@@ -409,14 +401,14 @@ public final class StreamLoad implements Callable<Integer> {
     // ---------------------------------------------------------------- replay
 
     private void replay() throws Exception {
-        String p = user("replay-p");
+        String p = rest.user("replay-p");
         List<String> rs = new ArrayList<>();
         for (int i = 0; i < readers * 2; i++) {
-            rs.add(user("replay-r" + i));
+            rs.add(rest.user("replay-r" + i));
         }
-        String chat = createChat(p, rs);
-        Stream s = new Stream(open(p, chat));
-        Conn producer = connect(producerBase, p);
+        String chat = rest.createChat(p, rs);
+        ProducedStream s = new ProducedStream(rest.open(p, chat));
+        StreamConnection producer = connect(producerBase, p);
         Object answered = new Object();
         producer.onAppended = (id, lastSeq) -> {
             s.acked(lastSeq);
@@ -425,34 +417,34 @@ public final class StreamLoad implements Callable<Integer> {
             }
         };
         producer.onRefused = (id, code, expected, corr) -> {
-            count("append refused: " + code);
-            failed = true;
+            verdict.count("append refused: " + code);
+            verdict.fail();
             synchronized (answered) {
                 answered.notifyAll();
             }
         };
         long writeStart = System.nanoTime();
-        for (int from = 1; from <= chunks && !failed; from += 1000) {
+        for (int from = 1; from <= chunks && !verdict.failed(); from += 1000) {
             int to = Math.min(chunks, from + 999);
             producer.appendMany(s, from, to);
             synchronized (answered) {
-                while (s.ackedSeq.get() < to && !failed) {
+                while (s.ackedSeq.get() < to && !verdict.failed()) {
                     answered.wait(1000);
                 }
             }
         }
         double writeSeconds = (System.nanoTime() - writeStart) / 1e9;
-        complete(p, s);
+        rest.complete(p, s);
         s.nextSeq = s.ackedSeq.get() + 1;
         List<Double> ws = new ArrayList<>();
         List<Double> sse = new ArrayList<>();
         for (int i = 0; i < readers; i++) {
-            Conn c = connect(readerBase, rs.get(i));
+            StreamConnection c = connect(readerBase, rs.get(i));
             long t0 = System.nanoTime();
-            Reader r = subscribe(c, s, 1);
-            awaitAll(List.of(r), x -> x.closedSeen, "replay " + i);
+            StreamReader r = subscribe(c, s, 1);
+            verdict.awaitAll(List.of(r), x -> x.closedSeen, "replay " + i, drain);
             ws.add(s.ackedSeq.get() / ((System.nanoTime() - t0) / 1e9));
-            reconcile(List.of(r));
+            verdict.reconcile(List.of(r));
             c.link.close("done");
             sse.add(sseReplay(rs.get(readers + i), s));
         }
@@ -462,14 +454,14 @@ public final class StreamLoad implements Callable<Integer> {
                 .append("| WebSocket `subscribe` fromSeq 1 | ").append(list(ws)).append(" | ").append(Math.round(median(ws))).append(" |\n")
                 .append("| SSE `events` | ").append(list(sse)).append(" | ").append(Math.round(median(sse))).append(" |\n\n")
                 .append("From the subscribe (or the request) to the final `stream` frame (or the end of the response). ")
-                .append(errorsLine()).append("\n\n");
+                .append(verdict.errorsLine()).append("\n\n");
         closeAll();
     }
 
-    private double sseReplay(String reader, Stream s) throws Exception {
+    private double sseReplay(String reader, ProducedStream s) throws Exception {
         long t0 = System.nanoTime();
         HttpResponse<java.util.stream.Stream<String>> r = http.send(HttpRequest.newBuilder(URI.create(readerBase + "/api/streams/"
-                        + s.id + "/events?fromSeq=1&access_token=" + token(reader))).GET().build(), HttpResponse.BodyHandlers.ofLines());
+                        + s.id + "/events?fromSeq=1&access_token=" + rest.token(reader))).GET().build(), HttpResponse.BodyHandlers.ofLines());
         if (r.statusCode() != 200) {
             throw new IllegalStateException("events answered " + r.statusCode());
         }
@@ -487,8 +479,7 @@ public final class StreamLoad implements Callable<Integer> {
         }
         double rate = (expect - 1) / ((System.nanoTime() - t0) / 1e9);
         if (bad > 0 || expect - 1 != s.ackedSeq.get()) {
-            failed = true;
-            count("sse replay: " + (expect - 1) + " events, " + bad + " out of order");
+            verdict.fail("sse replay: " + (expect - 1) + " events, " + bad + " out of order");
         }
         return rate;
     }
@@ -497,33 +488,33 @@ public final class StreamLoad implements Callable<Integer> {
 
     private void fanout(int n) throws Exception {
         String tag = "fan" + n;
-        String p = user(tag + "-p");
+        String p = rest.user(tag + "-p");
         List<String> rs = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            rs.add(user(tag + "-r" + i));
+            rs.add(rest.user(tag + "-r" + i));
         }
-        String chat = createChat(p, rs);
-        Stream s = new Stream(open(p, chat));
-        Conn producer = connect(producerBase, p);
-        Reader[] rd = new Reader[n];
+        String chat = rest.createChat(p, rs);
+        ProducedStream s = new ProducedStream(rest.open(p, chat));
+        StreamConnection producer = connect(producerBase, p);
+        StreamReader[] rd = new StreamReader[n];
         parallel(n, i -> rd[i] = subscribe(connect(readerBase, rs.get(i)), s, 1));
-        List<Reader> readersOf = List.of(rd);
-        awaitAll(readersOf, r -> r.stateSeen, "initial stream frames");
+        List<StreamReader> readersOf = List.of(rd);
+        verdict.awaitAll(readersOf, r -> r.stateSeen, "initial stream frames", drain);
         producer.onAppended = (id, lastSeq) -> s.acked(lastSeq);
         producer.onRefused = (id, code, expected, corr) -> {
-            count("append refused: " + code);
+            verdict.count("append refused: " + code);
             s.refused(code, expected, corr);
         };
         // one chunk first, read by every reader: then each has replayed (the empty stream) and
         // joined the tail, and what is counted from here is the tail's work for new chunks alone
         producer.append(s, s.next(), System.nanoTime());
-        awaitAll(readersOf, r -> r.cursor.next > 1, "the first chunk");
+        verdict.awaitAll(readersOf, r -> r.cursor.next > 1, "the first chunk", drain);
         Latency lat = new Latency();
         readersOf.forEach(r -> r.latency = lat);
         // a backend reports its scans to pg_stat_user_tables up to 10 s after they happened
         // (PostgreSQL 15's idle flush): both snapshots wait that out, when there is a database to ask
         awaitPgStats();
-        Map<String, Double> before = scrape(readerBase);
+        Map<String, Double> before = rest.scrape(readerBase);
         long pgBefore = pgReads();
         long start = System.nanoTime();
         lat.steadyFrom = start;
@@ -541,11 +532,11 @@ public final class StreamLoad implements Callable<Integer> {
                 s.wait(100);
             }
         }
-        complete(p, s);
-        awaitAll(readersOf, r -> r.closedSeen, "final stream frames");
-        reconcile(readersOf);
+        rest.complete(p, s);
+        verdict.awaitAll(readersOf, r -> r.closedSeen, "final stream frames", drain);
+        verdict.reconcile(readersOf);
         awaitPgStats();
-        Map<String, Double> after = scrape(readerBase);
+        Map<String, Double> after = rest.scrape(readerBase);
         long pgAfter = pgReads();
         long stored = s.ackedSeq.get() - 1;
         double tailReads = delta(before, after, "waterline_stream_tail_reads_total");
@@ -566,7 +557,7 @@ public final class StreamLoad implements Callable<Integer> {
                 .append(lat.steadyRow()).append(" |\n\n")
                 .append("Counters of the readers' node, the scans PostgreSQL's own (sequential and index scans of every "
                         + "partition, the whole server: the REST completion and the harness are in it too). ")
-                .append(errorsLine()).append("\n\n");
+                .append(verdict.errorsLine()).append("\n\n");
         closeAll();
     }
 
@@ -617,22 +608,6 @@ public final class StreamLoad implements Callable<Integer> {
         return after.getOrDefault(name, 0.0) - before.getOrDefault(name, 0.0);
     }
 
-    private Map<String, Double> scrape(String base) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/prometheus")).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
-        Map<String, Double> sums = new LinkedHashMap<>();
-        for (String line : r.body().split("\n")) {
-            if (line.isEmpty() || line.charAt(0) == '#') {
-                continue;
-            }
-            int sp = line.lastIndexOf(' ');
-            String key = line.substring(0, sp);
-            String name = key.contains("{") ? key.substring(0, key.indexOf('{')) : key;
-            sums.merge(name, Double.parseDouble(line.substring(sp + 1)), Double::sum);
-        }
-        return sums;
-    }
-
     private void awaitPgStats() throws InterruptedException {
         if (!servers.isEmpty()) {
             TimeUnit.SECONDS.sleep(11);
@@ -660,271 +635,29 @@ public final class StreamLoad implements Callable<Integer> {
             }
         }
         catch (Exception e) {
-            count("pg_stat_user_tables: " + e.getClass().getSimpleName());
+            verdict.count("pg_stat_user_tables: " + e.getClass().getSimpleName());
             return -1;
         }
     }
 
-    // ---------------------------------------------------------------- the parts
-
-    /** A stream as its producer keeps it: the next seq to send and the last one answered. */
-    static final class Stream {
-        final String id;
-        long nextSeq = 1;
-        final AtomicLong ackedSeq = new AtomicLong();
-
-        Stream(String id) {
-            this.id = id;
-        }
-
-        /** The seq to send: one after the last answered at least (a late gap answer may name one stored since). */
-        synchronized long next() {
-            nextSeq = Math.max(nextSeq, ackedSeq.get() + 1);
-            return nextSeq++;
-        }
-
-        /** Due times of the seqs sent and not yet answered: a seq sent again carries the same data, as a producer's retry must. */
-        final java.util.concurrent.ConcurrentSkipListMap<Long, Long> unanswered = new java.util.concurrent.ConcurrentSkipListMap<>();
-
-        long dueOf(long seq, long due) {
-            Long first = unanswered.putIfAbsent(seq, due);
-            return first == null ? due : first;
-        }
-
-        void acked(long lastSeq) {
-            ackedSeq.accumulateAndGet(lastSeq, Math::max);
-            unanswered.headMap(lastSeq, true).clear();
-            synchronized (this) {
-                notifyAll();
-            }
-        }
-
-        /** Every seq sent was answered. */
-        synchronized boolean settled() {
-            return ackedSeq.get() >= nextSeq - 1;
-        }
-
-        /** A refused append: the producer goes on from the seq the server expects (gap) or from the one refused. */
-        synchronized void refused(String code, Long expected, String correlationId) {
-            if (expected != null) {
-                nextSeq = expected;
-            }
-            else if (correlationId != null) {
-                nextSeq = Math.min(nextSeq, Long.parseLong(correlationId));
-            }
-            notifyAll();
-        }
-    }
-
-    /** One subscription, reconciled as its frames arrive. */
-    final class Reader {
-        final Stream stream;
-        final long fromSeq;
-        /** Advanced by the connection's event loop only; its {@code next} read by the run's thread. */
-        final SeqCursor cursor;
-        volatile boolean stateSeen;
-        volatile boolean closedSeen;
-        String finalState;
-        long finalLastSeq;
-        volatile Latency latency;
-
-        Reader(Stream stream, long fromSeq) {
-            this.stream = stream;
-            this.fromSeq = fromSeq;
-            this.cursor = new SeqCursor(fromSeq);
-        }
-
-        void chunk(long seq, String data) {
-            cursor.take(seq);
-            Latency l = latency;
-            int colon = data == null ? -1 : data.indexOf(':');
-            if (l != null && colon > 0) {
-                l.record(Long.parseLong(data, 0, colon, 10));
-            }
-        }
-
-        /** The first {@code stream} frame is the state at the subscribe; a closed state after it is the end. */
-        void state(String state, long lastSeq) {
-            if (!stateSeen) {
-                stateSeen = true;
-                return;
-            }
-            if (!"open".equals(state)) {
-                finalState = state;
-                finalLastSeq = lastSeq;
-                closedSeen = true;
-            }
-        }
-    }
-
-    /** Append→reader latency, µs: every chunk, and those due from {@link #steadyFrom}. */
-    static final class Latency {
-        final Histogram steady = new ConcurrentHistogram(3_600_000_000L, 3);
-        volatile long steadyFrom;
-
-        void record(long dueNanos) {
-            if (dueNanos >= steadyFrom) {
-                long micros = Math.max(1, (System.nanoTime() - dueNanos) / 1000);
-                steady.recordValue(Math.min(micros, steady.getHighestTrackableValue()));
-            }
-        }
-
-        String steadyRow() {
-            return ms(steady.getValueAtPercentile(50)) + " | " + ms(steady.getValueAtPercentile(99)) + " | "
-                    + ms(steady.getValueAtPercentile(99.9)) + " | " + ms(steady.getMaxValue());
-        }
-
-        static String ms(long micros) {
-            return String.format("%.1f ms", micros / 1000.0);
-        }
-    }
-
-    interface Appended {
-        void on(String streamId, long lastSeq);
-    }
-
-    interface Refused {
-        void on(String streamId, String code, Long expectedSeq, String correlationId);
-    }
-
-    /** One user's WebSocket: acks its messages, hands stream frames to its readers, answers to its producer. */
-    final class Conn implements WsLink.Events {
-        final String user;
-        volatile WsLink link;
-        final java.util.concurrent.CompletableFuture<Void> welcomed = new java.util.concurrent.CompletableFuture<>();
-        final Map<String, Reader> readers = new ConcurrentHashMap<>();
-        volatile Appended onAppended = (id, s) -> { };
-        volatile Refused onRefused = (id, c, e, k) -> { };
-        volatile long lastWrite = System.nanoTime();
-
-        Conn(String user) {
-            this.user = user;
-        }
-
-        void send(String frame) {
-            try {
-                link.send(frame);
-                lastWrite = System.nanoTime();
-            }
-            catch (Exception e) {
-                count("write failed: " + e.getClass().getSimpleName());
-            }
-        }
-
-        void append(Stream s, long seq, long dueNanos) {
-            StringBuilder data = new StringBuilder().append(s.dueOf(seq, dueNanos)).append(':');
-            while (data.length() < chunkChars) {
-                data.append('x');
-            }
-            send("{\"type\":\"append\",\"streamId\":\"" + s.id + "\",\"correlationId\":\"" + seq + "\",\"chunks\":[{\"seq\":" + seq
-                    + ",\"data\":\"" + data + "\"}]}");
-        }
-
-        void appendMany(Stream s, long from, long to) {
-            StringBuilder b = new StringBuilder("{\"type\":\"append\",\"streamId\":\"").append(s.id).append("\",\"correlationId\":\"")
-                    .append(from).append("\",\"chunks\":[");
-            String pad = "x".repeat(Math.max(1, chunkChars - 12));
-            for (long q = from; q <= to; q++) {
-                if (q > from) {
-                    b.append(',');
-                }
-                b.append("{\"seq\":").append(q).append(",\"data\":\"r").append(q).append(pad).append("\"}");
-            }
-            send(b.append("]}").toString());
-        }
-
-        @Override
-        public void onText(String frame) {
-            if (frame.startsWith("{\"type\":\"chunk\"")) {
-                // the most frequent frame, read without a JSON tree: the generator's own cost
-                // per frame is what its CPU share on a shared box is made of
-                Reader r = readers.get(stringField(frame, "streamId"));
-                if (r != null) {
-                    r.chunk(Long.parseLong(numberField(frame, "seq")), stringField(frame, "data"));
-                }
-                return;
-            }
-            JsonNode f = JSON.readTree(frame);
-            switch (f.path("type").asString()) {
-                case "welcome" -> welcomed.complete(null);
-                case "chunk" -> {
-                    Reader r = readers.get(f.path("streamId").asString());
-                    if (r != null) {
-                        r.chunk(f.path("seq").asLong(), f.path("data").asString(null));
-                    }
-                }
-                case "stream" -> {
-                    Reader r = readers.get(f.path("streamId").asString());
-                    if (r != null) {
-                        r.state(f.path("state").asString(), f.path("lastSeq").asLong());
-                    }
-                }
-                case "appended" -> onAppended.on(f.path("streamId").asString(), f.path("lastSeq").asLong());
-                case "message" -> send("{\"type\":\"ack\",\"ids\":[" + f.path("deliveryId").asLong() + "]}");
-                case "error" -> {
-                    JsonNode e = f.get("expectedSeq");
-                    if (f.has("streamId")) {
-                        onRefused.on(f.path("streamId").asString(), f.path("code").asString(), e == null ? null : e.asLong(),
-                                f.path("correlationId").asString(null));
-                    }
-                    else {
-                        count("error: " + f.path("code").asString());
-                    }
-                }
-                default -> {
-                    // pong, sync, receipts: nothing to do
-                }
-            }
-        }
-
-        @Override
-        public void onClose(int code) {
-            if (code != 1000) {
-                count("closed by the server: " + code);
-            }
-            welcomed.completeExceptionally(new IllegalStateException("closed " + code));
-        }
-    }
-
-    /** The value of a string field without escapes (ids, the harness's own data); null when absent. */
-    static String stringField(String frame, String name) {
-        String key = "\"" + name + "\":\"";
-        int i = frame.indexOf(key);
-        if (i < 0) {
-            return null;
-        }
-        int from = i + key.length();
-        return frame.substring(from, frame.indexOf('"', from));
-    }
-
-    static String numberField(String frame, String name) {
-        String key = "\"" + name + "\":";
-        int from = frame.indexOf(key) + key.length();
-        int to = from;
-        while (to < frame.length() && (Character.isDigit(frame.charAt(to)) || frame.charAt(to) == '-')) {
-            to++;
-        }
-        return frame.substring(from, to);
-    }
-
-    private Conn connect(String base, String user) throws Exception {
-        Conn c = new Conn(user);
+    private StreamConnection connect(String base, String user) throws Exception {
+        StreamConnection c = new StreamConnection(user, chunkChars, verdict);
         URI uri = URI.create(base.replaceFirst("^http", "ws") + "/ws");
-        c.link = connector.connect(uri, token(user), c).get(30, TimeUnit.SECONDS);
+        c.link = connector.connect(uri, rest.token(user), c).get(30, TimeUnit.SECONDS);
         c.welcomed.get(30, TimeUnit.SECONDS);
         conns.add(c);
         return c;
     }
 
-    private Reader subscribe(Conn c, Stream s, long fromSeq) {
-        Reader r = new Reader(s, fromSeq);
+    private StreamReader subscribe(StreamConnection c, ProducedStream s, long fromSeq) {
+        StreamReader r = new StreamReader(s, fromSeq);
         c.readers.put(s.id, r);
         c.send("{\"type\":\"subscribe\",\"streamId\":\"" + s.id + "\",\"fromSeq\":" + fromSeq + "}");
         return r;
     }
 
     private void closeAll() {
-        for (Conn c : conns) {
+        for (StreamConnection c : conns) {
             c.link.close("done");
         }
         conns.clear();
@@ -939,91 +672,12 @@ public final class StreamLoad implements Callable<Integer> {
                 return;
             }
             long now = System.nanoTime();
-            for (Conn c : conns) {
+            for (StreamConnection c : conns) {
                 if (now - c.lastWrite > TimeUnit.SECONDS.toNanos(10)) {
                     c.send("{\"type\":\"ping\"}");
                 }
             }
         }
-    }
-
-    private void awaitAll(List<Reader> rs, java.util.function.Predicate<Reader> done, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + drain.toNanos();
-        for (Reader r : rs) {
-            while (!done.test(r) && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(20);
-            }
-            if (!done.test(r)) {
-                failed = true;
-                count("not reached within the drain: " + what);
-                return;
-            }
-        }
-    }
-
-    /** Every reader: the seqs from its fromSeq to the stream's last, each once, in order, and the final state with that last seq. */
-    private void reconcile(List<Reader> rs) {
-        for (Reader r : rs) {
-            long last = r.stream.ackedSeq.get();
-            boolean ok = r.closedSeen && "complete".equals(r.finalState) && r.finalLastSeq == last
-                    && r.cursor.next == last + 1 && r.cursor.duplicates == 0 && r.cursor.gaps == 0;
-            if (!ok) {
-                failed = true;
-                count("reconciliation: stream " + r.stream.id + " from " + r.fromSeq + ": next " + r.cursor.next + " of " + last
-                        + ", " + r.cursor.duplicates + " duplicates, " + r.cursor.gaps + " missing, final " + r.finalState + " " + r.finalLastSeq);
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- REST
-
-    private String user(String name) {
-        return "sl" + run + "-" + name;
-    }
-
-    private final Map<String, String> tokens = new ConcurrentHashMap<>();
-
-    private String token(String user) throws Exception {
-        String t = tokens.get(user);
-        if (t != null) {
-            return t;
-        }
-        if (secret != null) {
-            SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), new JWTClaimsSet.Builder()
-                    .subject(user).expirationTime(java.util.Date.from(Instant.now().plus(Duration.ofDays(1)))).build());
-            jwt.sign(new MACSigner(secret.getBytes(StandardCharsets.UTF_8)));
-            t = jwt.serialize();
-        }
-        else {
-            t = post(producerBase, "/api/dev/tokens", null, Map.of("userId", user)).get("token").asString();
-        }
-        tokens.put(user, t);
-        return t;
-    }
-
-    private String createChat(String owner, List<String> members) throws Exception {
-        return post(producerBase, "/api/chats", token(owner), Map.of("members", members)).get("chatId").asString();
-    }
-
-    private String open(String producer, String chat) throws Exception {
-        return post(producerBase, "/api/chats/" + chat + "/streams", token(producer), Map.of()).get("streamId").asString();
-    }
-
-    private void complete(String producer, Stream s) throws Exception {
-        post(producerBase, "/api/streams/" + s.id + "/complete", token(producer), Map.of("lastSeq", s.ackedSeq.get()));
-    }
-
-    private JsonNode post(String base, String path, String token, Object body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() / 100 != 2) {
-            throw new IllegalStateException(path + " answered " + r.statusCode() + " " + r.body());
-        }
-        return JSON.readTree(r.body());
     }
 
     interface Step {
@@ -1052,24 +706,6 @@ public final class StreamLoad implements Callable<Integer> {
                 f.get();
             }
         }
-    }
-
-    // ---------------------------------------------------------------- counts
-
-    private final Map<String, AtomicLong> problems = new ConcurrentHashMap<>();
-
-    private void count(String what) {
-        problems.computeIfAbsent(what, k -> new AtomicLong()).incrementAndGet();
-    }
-
-    private String errorsLine() {
-        if (problems.isEmpty()) {
-            return "No refusals, errors or closes.";
-        }
-        StringBuilder b = new StringBuilder("Seen: ");
-        problems.forEach((k, v) -> b.append(k).append(" ×").append(v.get()).append("; "));
-        problems.clear();
-        return b.toString();
     }
 
     private static double median(List<Double> xs) {
