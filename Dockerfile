@@ -13,8 +13,9 @@ ARG JRE_IMAGE=eclipse-temurin:21-jre
 
 FROM ${JDK_IMAGE} AS build
 WORKDIR /build
-# The wrapper, the pom and their downloads first: this layer is rebuilt only when the pom changes.
+# The wrapper, the poms and their downloads first: this layer is rebuilt only when a pom changes.
 COPY mvnw pom.xml ./
+COPY parent/pom.xml parent/
 COPY .mvn .mvn
 RUN ./mvnw -B -q dependency:go-offline
 COPY src/main src/main

@@ -40,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       {@code HooksHttpIntegrationTests.aHangingTarget…} is a method whose name starts that way.</li>
  *   <li>{@code package.Type} and {@code package.Type.member}: lower-case segments before the type
  *       name a package under {@code dev.waterline} ({@code lifecycle.Loops},
- *       {@code load.Reconciler}); failing that, the span is a fully qualified name of a library's
+ *       {@code load.chat.Reconciler}); failing that, the span is a fully qualified name of a library's
  *       class and is resolved on the class path ({@code org.springframework…ReadinessState}).</li>
  *   <li>{@code UPPER_SNAKE}, with at least one underscore and nothing else: a constant, a static
  *       field of some class under {@code dev.waterline} ({@code USED_KEYS}).</li>
@@ -250,7 +250,7 @@ class LedgerReferencesUnitTests {
 
     @Test
     void theRuleTellsCodeFromEverythingElseTheLedgerQuotes() {
-        assertThat(Stream.of("Reclaim", "Reclaim.lead", "Ingest.isRunning()", "lifecycle.Loops", "load.Reconciler",
+        assertThat(Stream.of("Reclaim", "Reclaim.lead", "Ingest.isRunning()", "lifecycle.Loops", "load.chat.Reconciler",
                 "USED_KEYS", "HistoryRepository.PAGE_FOR_MEMBER", "Sink.Outcome.NotMade", "HooksHttpIntegrationTests.aHangingTarget…",
                 "Error", "org.springframework.boot.availability.ReadinessState.REFUSING_TRAFFIC"))
                 .allSatisfy(span -> assertThat(read(span)).as(span).isPresent());

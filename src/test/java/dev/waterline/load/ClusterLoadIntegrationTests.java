@@ -2,6 +2,9 @@ package dev.waterline.load;
 
 import java.nio.file.Path;
 
+import dev.waterline.load.chat.LoadRun;
+import dev.waterline.load.run.LoadCli;
+import dev.waterline.load.run.Report;
 import dev.waterline.support.Cluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -4,11 +4,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
+import dev.waterline.load.chat.LoadRun;
+import dev.waterline.load.clients.WsLink;
+import dev.waterline.load.run.LoadCli;
+import dev.waterline.load.run.LoadConfig;
+import dev.waterline.load.run.Report;
 import dev.waterline.support.WaterlineIntegrationTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import picocli.CommandLine;
 

@@ -3,6 +3,7 @@ package dev.waterline.load;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import dev.waterline.load.streams.StreamLoad;
 import dev.waterline.support.WaterlineIntegrationTest;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

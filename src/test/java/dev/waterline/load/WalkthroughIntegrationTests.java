@@ -2,6 +2,8 @@ package dev.waterline.load;
 
 import java.util.List;
 
+import dev.waterline.load.chat.Walkthrough;
+import dev.waterline.load.run.LoadCli;
 import dev.waterline.support.WaterlineIntegrationTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.web.server.LocalServerPort;
