@@ -47,6 +47,10 @@ public final class ServerMetrics {
         return all == null ? Sample.NONE : all;
     }
 
+    private static double unknownIfNaN(double v) {
+        return Double.isNaN(v) ? -1 : v;
+    }
+
     private static Sample combine(Sample a, Sample b) {
         Map<String, Double> counters = new java.util.TreeMap<>(a.counters());
         b.counters().forEach((k, v) -> counters.merge(k, v, Double::sum));
@@ -66,7 +70,8 @@ public final class ServerMetrics {
             return new Sample(sums.getOrDefault("waterline_outbox_depth", -1.0),
                     sums.getOrDefault("waterline_outbox_oldest_age_seconds", -1.0),
                     sums.getOrDefault("heap", -1.0),
-                    sums.getOrDefault("waterline_process_resident_memory_bytes", -1.0),
+                    // the server reads NaN where /proc cannot be read; -1 is this report's "unknown"
+                    unknownIfNaN(sums.getOrDefault("waterline_process_resident_memory_bytes", -1.0)),
                     sums.getOrDefault("waterline_deliveries_total", -1.0),
                     sums.getOrDefault("waterline_messages_accepted_total", -1.0),
                     sums.getOrDefault("waterline_safe_delete_id", -1.0), counters(sums));

@@ -281,7 +281,7 @@ public final class Soak implements Callable<Integer> {
         }
 
         private static double mb(Double bytes) {
-            return bytes == null ? -1 : bytes / (1 << 20);
+            return bytes == null || bytes.isNaN() ? -1 : bytes / (1 << 20);
         }
 
         /** Open descriptors of the process: the entries of /proc/&lt;pid&gt;/fd (-1 where it cannot be read). */
