@@ -17,6 +17,7 @@ import dev.waterline.lifecycle.Workers;
 import dev.waterline.lifecycle.ThrottledLog;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.presence.Location;
+import dev.waterline.presence.NodeBus;
 import dev.waterline.presence.Presence;
 import dev.waterline.reaper.ReaperProperties;
 import dev.waterline.reaper.Withdrawals;
@@ -72,15 +73,17 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
     private final Map<String, Object> limits;
     private final Loops loops;
     private final Presence presence;
+    private final NodeBus bus;
     private volatile boolean running;
     private volatile boolean stopping;
     private Thread watchdog;
 
     GatewayHandler(GatewayProperties properties, ReaperProperties reapers, SessionRegistry sessions,
                    List<FrameHandler> frameHandlers, WatermarkIndex watermark, IndexHealth health,
-                   Withdrawals withdrawals, WaterlineMetrics metrics, Loops loops, Presence presence) {
+                   Withdrawals withdrawals, WaterlineMetrics metrics, Loops loops, Presence presence, NodeBus bus) {
         this.loops = loops;
         this.presence = presence;
+        this.bus = bus;
         this.properties = properties;
         this.outboundBudget = OutboundBudget.of(Runtime.getRuntime().maxMemory(), properties.outboundHeapShare());
         this.sessions = sessions;
@@ -139,7 +142,6 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             return;
         }
         String node = presence.nodeId();
-        boolean cluster = presence.clustered();
         // 0: registered; 1: the server is stopping; 2: Redis could not register it (cluster)
         int[] outcome = {0};
         WatermarkIndex.Previous[] elsewhere = {null};
@@ -154,7 +156,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                 }
             }
             catch (RuntimeException e) {
-                if (cluster) {
+                if (presence.registrationRequired()) {
                     // Across nodes Redis is where one session per user is decided: without it
                     // this connection could live beside the user's connection on another node.
                     log.warn("could not register " + userId + "'s connection in Redis; closing it (1011): " + Failures.describe(e));
@@ -196,7 +198,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
             // connection is no longer the epoch, and every delivery path refuses it).
             Location older = new Location(userId, elsewhere[0].node(), elsewhere[0].sessionId());
             try {
-                presence.close(older, 4009, "superseded by a newer connection").join();
+                bus.close(older, 4009, "superseded by a newer connection").join();
             }
             catch (RuntimeException e) {
                 log.warn("could not ask node " + older.node() + " to close " + userId + "'s older connection: " + Failures.describe(e));
@@ -240,9 +242,7 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
                         // the next start (or resume) rebuilds it before anything is reclaimed; in
                         // the cluster this node's users leave live delivery in one sweep as the
                         // node leaves (presence), and the other nodes need rebuild nothing.
-                        if (!presence.clustered()) {
-                            health.suspect();
-                        }
+                        presence.leftUnrecorded();
                         return null;
                     }
                     try {

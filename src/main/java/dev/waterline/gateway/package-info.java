@@ -6,7 +6,7 @@
  * connection whose write failed (1011), and closing every socket with 1001 on shutdown; plus the
  * connector's limits (connections below the descriptor limit, per address, header timeout). The
  * only package that knows about WebSocket. Calls {@code auth}, {@code input}, {@code session},
- * {@code watermark}, {@code presence} (an older connection on another node), {@code reaper}, {@code lifecycle} and {@code metrics}; only ingest reads
- * its limits.
+ * {@code watermark}, {@code presence} (an older connection on another node), {@code reaper},
+ * {@code ingest} (it hands ingest its limits on a send frame), {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.gateway;
