@@ -1,6 +1,6 @@
 package dev.waterline.delivery;
 
-import dev.waterline.presence.Presence;
+import dev.waterline.presence.NodeBus;
 import org.springframework.stereotype.Component;
 
 /**
@@ -11,8 +11,8 @@ import org.springframework.stereotype.Component;
 @Component
 class Arrivals {
 
-    Arrivals(Presence presence, FastPath fastPath, OutboxPoller poller) {
-        presence.onDeliveries((rows, fromPoller) -> {
+    Arrivals(NodeBus bus, FastPath fastPath, OutboxPoller poller) {
+        bus.onDeliveries((rows, fromPoller) -> {
             if (fromPoller) {
                 poller.arrived(rows);
             }

@@ -6,9 +6,10 @@ import java.util.List;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.outbox.OutboxStore;
 import dev.waterline.presence.ClusterProperties;
-import dev.waterline.presence.Presence;
+import dev.waterline.reclaim.ReclaimProperties;
 import dev.waterline.watermark.MarkerStore;
-import org.springframework.beans.factory.annotation.Value;
+import io.lettuce.core.RedisURI;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.stereotype.Component;
 
 /**
@@ -27,15 +28,16 @@ class ClaimDue {
     private final OutboxStore outbox;
     private final MarkerStore markers;
 
-    ClaimDue(DeliveryProperties properties, OutboxStore outbox, MarkerStore markers, Presence presence, ClusterProperties cluster,
-             @Value("${waterline.reclaim.interval:1s}") Duration reclaimInterval,
-             @Value("${spring.data.redis.timeout:2s}") Duration redisTimeout) {
+    ClaimDue(DeliveryProperties properties, OutboxStore outbox, MarkerStore markers, ClusterProperties cluster,
+             ReclaimProperties reclaim, DataRedisProperties redis) {
+        // unset: the client's own default
+        Duration redisTimeout = redis.getTimeout() != null ? redis.getTimeout() : RedisURI.DEFAULT_TIMEOUT_DURATION;
         // A write that failed is known for one Redis command timeout later; the node then stops
         // vouching for the index within its trust's life (three heartbeats), and the leader's word
         // to the pollers lives three reclaim passes after its last renewal, which may come a pass
         // late: a row written unrecorded must not fall due for a poller before all that has run out.
-        Duration window = redisTimeout.plus(cluster.trustTtl()).plus(reclaimInterval.multipliedBy(4));
-        if (presence.clustered() && properties.lease().compareTo(window) <= 0) {
+        Duration window = redisTimeout.plus(cluster.trustTtl()).plus(reclaim.interval().multipliedBy(4));
+        if (cluster.enabled() && properties.lease().compareTo(window) <= 0) {
             throw new IllegalArgumentException("waterline.delivery.lease (" + properties.lease() + ") must be longer than"
                     + " spring.data.redis.timeout, three waterline.cluster.heartbeat-interval and four waterline.reclaim.interval"
                     + " together (" + window + ")");

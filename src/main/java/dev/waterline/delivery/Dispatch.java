@@ -10,7 +10,7 @@ import java.util.stream.LongStream;
 
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.outbox.OutboxStore;
-import dev.waterline.presence.Presence;
+import dev.waterline.presence.NodeBus;
 import dev.waterline.reaper.AttemptsReaper;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
@@ -29,16 +29,16 @@ class Dispatch {
     private final LiveIndex watermark;
     private final OutboxStore outbox;
     private final AttemptsReaper attempts;
-    private final Presence presence;
+    private final NodeBus bus;
     private final SessionRegistry sessions;
     private final PollerWriters writers;
 
-    Dispatch(LiveIndex watermark, OutboxStore outbox, AttemptsReaper attempts, Presence presence, SessionRegistry sessions,
+    Dispatch(LiveIndex watermark, OutboxStore outbox, AttemptsReaper attempts, NodeBus bus, SessionRegistry sessions,
              PollerWriters writers) {
         this.watermark = watermark;
         this.outbox = outbox;
         this.attempts = attempts;
-        this.presence = presence;
+        this.bus = bus;
         this.sessions = sessions;
         this.writers = writers;
     }
@@ -102,7 +102,7 @@ class Dispatch {
             outbox.retire(retired.stream().flatMapToLong(LongStream::of).toArray());
             forward.forEach((node, rows) -> {
                 if (!rows.isEmpty()) {
-                    presence.deliver(node, rows, true);
+                    bus.deliver(node, rows, true);
                 }
             });
         }

@@ -16,6 +16,7 @@ import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.ClusterProperties;
 import dev.waterline.presence.Location;
+import dev.waterline.presence.NodeBus;
 import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
@@ -36,11 +37,12 @@ import org.springframework.stereotype.Component;
  * poller of the next run, since it is all in the outbox. Every failure is logged and counted by
  * {@link Loops} ({@code fast_path}).
  *
- * <p>Across nodes (the cluster): rows whose recipients are not connected here go to a bounded
+ * <p>Across nodes: rows whose recipients are not connected here go to a bounded
  * routing queue, which one router loop ({@code route}) drains: it asks presence where those
  * recipients are connected, records each row as owed to its recipient's connection there (one
  * script call), and hands the rows to their nodes, which record and write them as their own fast
- * path does. Owed before handed over: a hand-over that is lost (a node's inbox full, a publish
+ * path does (one node: presence places nobody elsewhere, and the router hands nothing over).
+ * Owed before handed over: a hand-over that is lost (a node's inbox full, a publish
  * that never arrived) leaves the row owed, and the poller delivers it when it falls due. When the
  * routing queue is full the committing thread routes itself (back-pressure, never a silent drop);
  * a Redis error in routing is a suspicion (the rows may be owed to no one: every node rebuilds,
@@ -62,6 +64,7 @@ public class FastPath implements SmartLifecycle {
     private final WaterlineMetrics metrics;
     private final BlockingQueue<OutboxRow> queue;
     private final Presence presence;
+    private final NodeBus bus;
     private final BlockingQueue<OutboxRow> routing;
     private final Counter shed;
     private final Counter routed;
@@ -69,9 +72,10 @@ public class FastPath implements SmartLifecycle {
     private volatile boolean running;
 
     FastPath(DeliveryProperties properties, SessionRegistry sessions, LiveIndex watermark, WaterlineMetrics metrics,
-             Loops loops, Presence presence, ClusterProperties cluster) {
+             Loops loops, Presence presence, NodeBus bus, ClusterProperties cluster) {
         this.loops = loops;
         this.presence = presence;
+        this.bus = bus;
         this.routing = new ArrayBlockingQueue<>(Math.max(1, cluster.routeQueueSize()));
         metrics.gauge("waterline.route.queue.depth", "rows waiting to be handed to the nodes that hold their recipients", routing::size);
         this.routed = metrics.counter("waterline.routed",
@@ -89,8 +93,9 @@ public class FastPath implements SmartLifecycle {
      * Offers committed rows. Rows of connected recipients that fit the queue are pushed by the
      * workers; the others (queue full, or the fast path off) are shed to the poller, but first
      * recorded as owed to their connection, so that they hold the line down and the poller
-     * delivers them when they fall due. Rows of recipients not connected here are left alone: an
-     * offline recipient holds nothing down and resyncs history when it connects.
+     * delivers them when they fall due. Rows of recipients not connected here go to the router,
+     * which hands them to the node that holds their recipient, if any: an offline recipient holds
+     * nothing down and resyncs history when it connects.
      */
     public void offer(List<OutboxRow> rows) {
         Map<ClientSession, List<OutboxRow>> shedding = null;
@@ -98,12 +103,10 @@ public class FastPath implements SmartLifecycle {
         for (OutboxRow row : rows) {
             ClientSession to = sessions.get(row.recipientId());
             if (to == null) {
-                if (presence.clustered()) {
-                    if (remote == null) {
-                        remote = new ArrayList<>();
-                    }
-                    remote.add(row);
+                if (remote == null) {
+                    remote = new ArrayList<>();
                 }
+                remote.add(row);
                 continue;
             }
             if (properties.fastPath() && queue.offer(row)) {
@@ -132,7 +135,7 @@ public class FastPath implements SmartLifecycle {
         for (var e : shedding.entrySet()) {
             shed.increment(e.getValue().size());
             try {
-                if (!watermark.owe(e.getKey(), ids(e.getValue())) && presence.clustered()) {
+                if (!watermark.owe(e.getKey(), ids(e.getValue()))) {
                     toOtherNodes(e.getValue());
                 }
             }
@@ -143,7 +146,7 @@ public class FastPath implements SmartLifecycle {
         }
     }
 
-    /** The cluster: rows for recipients not connected here go to the router (or, with its queue full, are routed now). */
+    /** Rows for recipients not connected here go to the router (or, with its queue full, are routed now). */
     private void toOtherNodes(List<OutboxRow> rows) {
         List<OutboxRow> overflow = null;
         for (OutboxRow row : rows) {
@@ -241,7 +244,7 @@ public class FastPath implements SmartLifecycle {
                 }
             }
             for (var e : byNode.entrySet()) {
-                presence.deliver(e.getKey(), e.getValue(), false);
+                bus.deliver(e.getKey(), e.getValue(), false);
                 routed.increment(e.getValue().size());
             }
         }
@@ -279,7 +282,7 @@ public class FastPath implements SmartLifecycle {
             if (to != null) {
                 byRecipient.computeIfAbsent(to, k -> new ArrayList<>()).add(r);
             }
-            else if (presence.clustered()) {
+            else {
                 // queued while the recipient was here, gone since (perhaps to another node, its
                 // connection here superseded while another batch of this worker pool delivered)
                 if (gone == null) {
@@ -315,12 +318,10 @@ public class FastPath implements SmartLifecycle {
                 // Redis names another connection for this user (its connection on another node
                 // superseded this one, whose close has not come) or none: the rows go where Redis
                 // says the user is now, as any row of another node's client, never dropped
-                if (presence.clustered()) {
-                    if (elsewhere == null) {
-                        elsewhere = new ArrayList<>();
-                    }
-                    elsewhere.addAll(e.getValue());
+                if (elsewhere == null) {
+                    elsewhere = new ArrayList<>();
                 }
+                elsewhere.addAll(e.getValue());
                 continue;
             }
             ClientSession to = e.getKey();
@@ -344,10 +345,8 @@ public class FastPath implements SmartLifecycle {
             List<OutboxRow> batch = new ArrayList<>(DRAIN);
             workers.add(loops.start(LOOP, "fast-path-" + i, () -> running, () -> workOne(batch)));
         }
-        if (presence.clustered()) {
-            List<OutboxRow> batch = new ArrayList<>(ROUTE_BATCH);
-            workers.add(loops.start(ROUTE_LOOP, "router", () -> running || !routing.isEmpty(), () -> routeOne(batch)));
-        }
+        List<OutboxRow> batch = new ArrayList<>(ROUTE_BATCH);
+        workers.add(loops.start(ROUTE_LOOP, "router", () -> running || !routing.isEmpty(), () -> routeOne(batch)));
     }
 
     /** Workers finish their batch; the router first hands over what is queued for other nodes. */

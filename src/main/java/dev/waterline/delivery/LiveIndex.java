@@ -2,6 +2,7 @@ package dev.waterline.delivery;
 
 import java.util.List;
 
+import dev.waterline.presence.ClusterProperties;
 import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
@@ -21,6 +22,11 @@ import org.springframework.stereotype.Component;
  * dead), and it cannot tell those from a loss of its data: the connection is closed (4009 when
  * another connection holds the user, 1012 otherwise), never re-asserted, and its client
  * reconnects and resyncs.
+ *
+ * <p>The index's scripts take the deployment's mode as an argument (whether a node's own trust
+ * is enough, whether an epoch Redis lost may be named again): it is {@code waterline.cluster.enabled},
+ * read once from {@link ClusterProperties}. Where a user is connected is read through
+ * {@link Presence} only.
  */
 @Component
 class LiveIndex {
@@ -29,12 +35,15 @@ class LiveIndex {
     private final SessionRegistry sessions;
     private final IndexHealth health;
     private final Presence presence;
+    /** The deployment's mode, as the index's scripts take it. */
+    private final boolean cluster;
 
-    LiveIndex(WatermarkIndex watermark, SessionRegistry sessions, IndexHealth health, Presence presence) {
+    LiveIndex(WatermarkIndex watermark, SessionRegistry sessions, IndexHealth health, Presence presence, ClusterProperties cluster) {
         this.watermark = watermark;
         this.sessions = sessions;
         this.health = health;
         this.presence = presence;
+        this.cluster = cluster.enabled();
     }
 
     /** Records ids as written to {@code to}; false when {@code to} is no longer current (nothing recorded). */
@@ -93,7 +102,7 @@ class LiveIndex {
             if (!sessions.isCurrent(to)) {
                 return 0;
             }
-            int named = watermark.reassert(to, presence.nodeId(), presence.clustered());
+            int named = watermark.reassert(to, presence.nodeId(), cluster);
             if (named == 1) {
                 // Redis had lost this epoch, so it may have lost more: rebuild before trusting it.
                 health.suspect();
@@ -126,18 +135,10 @@ class LiveIndex {
         if (here && health.trustedGeneration() != marker.generation()) {
             return null;
         }
-        if (!presence.clustered() && health.trustedGeneration() != marker.generation()) {
+        if (!cluster && health.trustedGeneration() != marker.generation()) {
             return null;
         }
-        return watermark.status(user, sessionId, marker.token(), marker.generation(), presence.clustered(), ids);
-    }
-
-    /**
-     * {@link WatermarkIndex#locateIfWhole}: where these users are, or null when the index is not
-     * known to be whole under {@code marker} (then no row may be retired for want of a recipient).
-     */
-    java.util.Map<String, String[]> locateIfWhole(java.util.Collection<String> users, MarkerStore.Marker marker) {
-        return watermark.locateIfWhole(users, marker.token(), marker.generation(), presence.clustered());
+        return watermark.status(user, sessionId, marker.token(), marker.generation(), cluster, ids);
     }
 
     /**

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.waterline.outbox.OutboxRow;
+import dev.waterline.presence.Location;
 import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
@@ -36,8 +37,8 @@ class Recipients {
     }
 
     /**
-     * Where the users not connected here are. In the cluster "connected nowhere" is Redis's word,
-     * read with the same checks as the status of a row; a user Redis places on this node without a
+     * Where the users not connected here are ({@link Presence#locateIfWhole}). In the cluster
+     * "connected nowhere" is Redis's word, read with the same checks as the status of a row; a user Redis places on this node without a
      * connection here is forgotten now (see {@link LiveIndex#forgetGhost}).
      */
     RowJudge.Located locate(Collection<String> users, MarkerStore.Marker marker) {
@@ -47,7 +48,7 @@ class Recipients {
                 notHere.add(user);
             }
         }
-        Map<String, String[]> located = presence.clustered() && !notHere.isEmpty() ? watermark.locateIfWhole(notHere, marker) : Map.of();
+        Map<String, Location> located = notHere.isEmpty() ? Map.of() : presence.locateIfWhole(notHere, marker);
         RowJudge.Located where = RowJudge.Located.of(located, presence.nodeId());
         where.ghosts().forEach(watermark::forgetGhost);
         return where;

@@ -82,18 +82,18 @@ final class RowJudge {
      */
     record Located(Map<String, Location> elsewhere, Set<String> ghosts, boolean whole) {
 
-        static Located of(Map<String, String[]> located, String self) {
+        static Located of(Map<String, Location> located, String self) {
             if (located == null) {
                 return new Located(Map.of(), Set.of(), false);
             }
             Map<String, Location> elsewhere = new LinkedHashMap<>();
             Set<String> ghosts = new LinkedHashSet<>();
             located.forEach((user, where) -> {
-                if (where[0].equals(self)) {
+                if (where.node().equals(self)) {
                     ghosts.add(user);
                 }
                 else {
-                    elsewhere.put(user, new Location(user, where[0], where[1]));
+                    elsewhere.put(user, where);
                 }
             });
             return new Located(elsewhere, ghosts, true);

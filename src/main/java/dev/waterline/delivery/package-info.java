@@ -6,6 +6,7 @@
  * record every delivery in the watermark index before writing the frame. Calls {@code ingest} (its
  * commit-participant port: the outbox rows go into the group commit), {@code outbox},
  * {@code sql}, {@code watermark}, {@code presence} (recipients on other nodes), {@code reaper} (the attempts reaper's withdrawals),
- * {@code session}, {@code lifecycle} and {@code metrics}.
+ * {@code reclaim} (its interval, which bounds the poller's lease in the cluster), {@code session}, {@code lifecycle} and
+ * {@code metrics}.
  */
 package dev.waterline.delivery;

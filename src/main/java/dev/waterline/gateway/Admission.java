@@ -6,6 +6,7 @@ import java.util.function.BooleanSupplier;
 import dev.waterline.lifecycle.Failures;
 import dev.waterline.lifecycle.ThrottledLog;
 import dev.waterline.presence.Location;
+import dev.waterline.presence.NodeBus;
 import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
@@ -58,11 +59,17 @@ class Admission {
         void disconnect(ClientSession s);
     }
 
-    /** What admission asks of presence: this node, the mode, and a close on another node. */
+    /**
+     * What admission asks of presence and the node bus: this node, whether a connection Redis
+     * could not register must be refused, what a connection leaving unrecorded means, and a close
+     * on another node.
+     */
     interface Nodes {
         String nodeId();
 
-        boolean clustered();
+        boolean registrationRequired();
+
+        void leftUnrecorded();
 
         CompletableFuture<Boolean> close(Location where, int code, String reason);
     }
@@ -76,7 +83,8 @@ class Admission {
     private final ThrottledLog disconnectFailureLog = new ThrottledLog();
 
     @Autowired
-    Admission(SessionRegistry sessions, WatermarkIndex watermark, IndexHealth health, Presence presence, GatewayMetrics metrics) {
+    Admission(SessionRegistry sessions, WatermarkIndex watermark, IndexHealth health, Presence presence, NodeBus bus,
+              GatewayMetrics metrics) {
         this(sessions, new Epochs() {
             @Override
             public WatermarkIndex.Previous connect(ClientSession s, String node) {
@@ -94,13 +102,18 @@ class Admission {
             }
 
             @Override
-            public boolean clustered() {
-                return presence.clustered();
+            public boolean registrationRequired() {
+                return presence.registrationRequired();
+            }
+
+            @Override
+            public void leftUnrecorded() {
+                presence.leftUnrecorded();
             }
 
             @Override
             public CompletableFuture<Boolean> close(Location where, int code, String reason) {
-                return presence.close(where, code, reason);
+                return bus.close(where, code, reason);
             }
         }, metrics);
     }
@@ -124,7 +137,6 @@ class Admission {
         }
         String userId = conn.userId();
         String node = presence.nodeId();
-        boolean cluster = presence.clustered();
         Result[] outcome = {new Admitted()};
         WatermarkIndex.Previous[] elsewhere = {null};
         // Registry and Redis epoch change together: two connections of one user racing here must
@@ -139,7 +151,7 @@ class Admission {
             }
             catch (RuntimeException e) {
                 metrics.indexFailuresAtConnect().increment();
-                if (cluster) {
+                if (presence.registrationRequired()) {
                     // Across nodes Redis is where one session per user is decided: without it
                     // this connection could live beside the user's connection on another node.
                     warnAtConnect("could not register " + userId + "'s connection in Redis; closing it (1011): "
@@ -203,9 +215,7 @@ class Admission {
         sessions.underUserLock(conn.userId(), () -> {
             if (sessions.unregister(conn)) {
                 if (stopping.getAsBoolean()) {
-                    if (!presence.clustered()) {
-                        health.suspect();
-                    }
+                    presence.leftUnrecorded();
                     return null;
                 }
                 try {

@@ -1,12 +1,13 @@
 package dev.waterline.gateway;
 
 import dev.waterline.auth.Tokens;
-import org.springframework.beans.factory.annotation.Value;
+import dev.waterline.ingest.SendLimits;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.util.unit.DataSize;
+import org.springframework.core.env.Environment;
 import org.springframework.web.socket.config.annotation.EnableWebSocket;
 import org.springframework.web.socket.config.annotation.WebSocketConfigurer;
 import org.springframework.web.socket.config.annotation.WebSocketHandlerRegistry;
@@ -40,17 +41,23 @@ class WebSocketConfig implements WebSocketConfigurer {
      * further: HTTP responses, history pages among them, are written a socket buffer at a
      * time). Measured by heap dump at 5,000 connections: 10 KB of buffers a connection (16 KB
      * with 2 KiB WebSocket buffers) of ~45 KB in all; the rest is Tomcat's and Spring's session
-     * objects. Read from the environment rather than {@link GatewayProperties}: a factory bean's
-     * type is checked before configuration properties are bound.
+     * objects. {@link GatewayProperties} is bound here from the environment rather than injected:
+     * a factory bean's type is checked before configuration properties are bound.
      */
     @Bean
-    static ServletServerContainerFactoryBean webSocketContainer(
-            @Value("${waterline.gateway.max-frame-bytes:64KB}") String maxFrameBytes) {
+    static ServletServerContainerFactoryBean webSocketContainer(Environment environment) {
+        GatewayProperties gateway = Binder.get(environment).bindOrCreate("waterline.gateway", GatewayProperties.class);
         ServletServerContainerFactoryBean container = new ServletServerContainerFactoryBean();
-        int buffer = (int) Math.min(MESSAGE_BUFFER, DataSize.parse(maxFrameBytes).toBytes());
+        int buffer = (int) Math.min(MESSAGE_BUFFER, gateway.maxFrameBytes().toBytes());
         container.setMaxTextMessageBufferSize(buffer);
         container.setMaxBinaryMessageBufferSize(buffer);
         return container;
+    }
+
+    /** Ingest's limits on a {@code send} frame, which the gateway's operators set. */
+    @Bean
+    static SendLimits sendLimits(GatewayProperties gateway) {
+        return new SendLimits(gateway.maxBodyChars());
     }
 
     private static final int MESSAGE_BUFFER = 1024;

@@ -10,7 +10,7 @@
  * work ({@code OutboundWriter}, {@code SendCredits}, {@code FrameAssembler}); {@code GatewayMetrics}
  * holds the gateway's series. The
  * only package that knows about WebSocket. Calls {@code auth}, {@code input}, {@code session},
- * {@code watermark}, {@code presence} (an older connection on another node), {@code reaper}, {@code lifecycle} and {@code metrics}; only ingest reads
- * its limits.
+ * {@code watermark}, {@code presence} (an older connection on another node), {@code reaper},
+ * {@code ingest} (it hands ingest its limits on a send frame), {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.gateway;

@@ -2,7 +2,6 @@ package dev.waterline.ingest;
 
 import java.util.Set;
 
-import dev.waterline.gateway.GatewayProperties;
 import dev.waterline.input.InputGate;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.session.ClientSession;
@@ -23,10 +22,10 @@ class SendFrames implements FrameHandler {
     static final int MAX_CHAT_ID = 128;
 
     private final Ingest ingest;
-    private final GatewayProperties limits;
+    private final SendLimits limits;
     private final WaterlineMetrics metrics;
 
-    SendFrames(Ingest ingest, GatewayProperties limits, WaterlineMetrics metrics) {
+    SendFrames(Ingest ingest, SendLimits limits, WaterlineMetrics metrics) {
         this.ingest = ingest;
         this.limits = limits;
         this.metrics = metrics;

@@ -2,7 +2,7 @@ package dev.waterline.reaper;
 
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.presence.Location;
-import dev.waterline.presence.Presence;
+import dev.waterline.presence.NodeBus;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.IndexHealth;
@@ -28,12 +28,12 @@ public class Withdrawals {
     private final WatermarkIndex watermark;
     private final WaterlineMetrics metrics;
     private final IndexHealth health;
-    private final Presence presence;
+    private final NodeBus bus;
 
     Withdrawals(SessionRegistry sessions, WatermarkIndex watermark, WaterlineMetrics metrics, IndexHealth health,
-                Presence presence) {
+                NodeBus bus) {
         this.health = health;
-        this.presence = presence;
+        this.bus = bus;
         this.sessions = sessions;
         this.watermark = watermark;
         this.metrics = metrics;
@@ -74,7 +74,7 @@ public class Withdrawals {
             return false;
         }
         metrics.withdrawals(reaper).increment();
-        presence.close(where, closeCode, reason);
+        bus.close(where, closeCode, reason);
         return true;
     }
 }

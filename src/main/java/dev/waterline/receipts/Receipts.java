@@ -16,6 +16,7 @@ import dev.waterline.lifecycle.Isolation;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
+import dev.waterline.presence.NodeBus;
 import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.Frames;
@@ -46,6 +47,7 @@ public class Receipts implements SmartLifecycle {
     private final ReceiptRepository repository;
     private final SessionRegistry sessions;
     private final Presence presence;
+    private final NodeBus bus;
     private final WaterlineMetrics metrics;
     private final Loops loops;
     private final BlockingQueue<ReadRequest> queue;
@@ -54,8 +56,9 @@ public class Receipts implements SmartLifecycle {
     private Thread thread;
 
     Receipts(ReceiptProperties properties, ReceiptRepository repository, SessionRegistry sessions, Presence presence,
-             WaterlineMetrics metrics, Loops loops) {
+             NodeBus bus, WaterlineMetrics metrics, Loops loops) {
         this.presence = presence;
+        this.bus = bus;
         this.properties = properties;
         this.repository = repository;
         this.sessions = sessions;
@@ -133,7 +136,7 @@ public class Receipts implements SmartLifecycle {
                     if (to != null) {
                         to.send(frame);
                     }
-                    else if (presence.clustered()) {
+                    else {
                         elsewhere.computeIfAbsent(member, k -> new ArrayList<>()).add(frame);
                     }
                 }
@@ -145,7 +148,7 @@ public class Receipts implements SmartLifecycle {
             }
             if (!elsewhere.isEmpty()) {
                 presence.elsewhere(elsewhere.keySet()).forEach((member, where) -> elsewhere.get(member)
-                        .forEach(frame -> presence.send(where, frame)));
+                        .forEach(frame -> bus.send(where, frame)));
             }
         }
         catch (RuntimeException e) {

@@ -31,16 +31,12 @@ class Generations {
     private final ReclaimProperties properties;
     private final IndexStores index;
     private final Presence presence;
-    private final ClusterProperties cluster;
     private final Leadership leadership;
     private final Counter generations;
-    /** The generation this node last saw as leader, and when it first saw it ({@link System#nanoTime()}). */
-    private long generationSeen = -1;
-    private long generationSeenAt;
 
     Generations(ReclaimProperties properties, IndexStores index, Presence presence, ClusterProperties cluster, Leadership leadership,
                 WaterlineMetrics metrics) {
-        if (presence.clustered() && cluster.trustTtl().compareTo(properties.grace()) >= 0) {
+        if (cluster.enabled() && cluster.trustTtl().compareTo(properties.grace()) >= 0) {
             // a node's trust outlives its last renewal by trust-ttl: a row it wrote unrecorded
             // just before it lost trust must still be inside the grace when that trust runs out
             throw new IllegalArgumentException("three waterline.cluster.heartbeat-interval (" + cluster.trustTtl()
@@ -49,7 +45,6 @@ class Generations {
         this.properties = properties;
         this.index = index;
         this.presence = presence;
-        this.cluster = cluster;
         this.leadership = leadership;
         this.generations = metrics.counter("waterline.watermark.generations",
                 "new generations of the index this node started as the reclaim leader (every node then rebuilds its part)");
@@ -121,7 +116,7 @@ class Generations {
             return;
         }
         index.redis().newGeneration(next.token(), next.generation());
-        long orphans = presence.clustered() ? index.redis().forgetOrphans() : 0;
+        long orphans = presence.forgetOrphans();
         generations.increment();
         log.info("generation " + next.generation() + " of the watermark index (" + why + "): every node rebuilds its part"
                 + (orphans > 0 ? "; " + orphans + " pinned users on no live node forgotten" : ""));
@@ -129,29 +124,18 @@ class Generations {
 
     /**
      * This node trusts its part under {@code generation}, and (the cluster) so does every node in
-     * {@code wl:nodes}, and the generation has stood for a trust's life (three heartbeats): after
-     * a Redis that lost its data, {@code wl:nodes} is empty until the nodes beat again, and a node
-     * that has not rejoined yet must not be taken for one that is not there.
+     * {@code wl:nodes}, and the generation has stood for a trust's life ({@link Presence#othersTrust}).
      */
     boolean everyNodeTrusts(long generation) {
         if (index.health().trustedGeneration() != generation) {
             return false;
         }
-        if (!presence.clustered()) {
-            return true;
-        }
-        if (generation != generationSeen) {
-            generationSeen = generation;
-            generationSeenAt = System.nanoTime();
-        }
-        return System.nanoTime() - generationSeenAt >= cluster.trustTtl().toNanos() && presence.untrustedNodes(generation).isEmpty();
+        return presence.othersTrust(generation);
     }
 
     /** Withdraws the leader's word to the pollers (the cluster): not every node trusts the index. */
     void notAllTrusted() {
-        if (presence.clustered()) {
-            index.redis().notAllTrusted();
-        }
+        presence.withdrawVouch();
     }
 
     /**
@@ -160,8 +144,6 @@ class Generations {
      * not say so) leaves the pollers without it soon after.
      */
     void vouch(long generation) {
-        if (presence.clustered()) {
-            index.redis().allTrusted(generation, properties.interval().multipliedBy(3));
-        }
+        presence.vouch(generation, properties.interval().multipliedBy(3));
     }
 }

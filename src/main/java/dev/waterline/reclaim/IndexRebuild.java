@@ -7,6 +7,7 @@ import java.util.Set;
 
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxStore;
+import dev.waterline.presence.ClusterProperties;
 import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
@@ -43,15 +44,19 @@ class IndexRebuild {
     private final OutboxStore outbox;
     private final SessionRegistry sessions;
     private final Presence presence;
+    /** The deployment's mode, as the index's scripts take it ({@code waterline.cluster.enabled}). */
+    private final boolean clustered;
     private final Counter rebuilds;
     /** This node asked for a new generation above this one, and waits for it before it rebuilds. */
     private long awaitingAbove = -1;
 
-    IndexRebuild(IndexStores index, OutboxStore outbox, SessionRegistry sessions, Presence presence, WaterlineMetrics metrics) {
+    IndexRebuild(IndexStores index, OutboxStore outbox, SessionRegistry sessions, Presence presence, ClusterProperties cluster,
+                 WaterlineMetrics metrics) {
         this.index = index;
         this.outbox = outbox;
         this.sessions = sessions;
         this.presence = presence;
+        this.clustered = cluster.enabled();
         this.rebuilds = metrics.counter("waterline.watermark.rebuilds", "rebuilds of this node's part of the Redis index from the outbox");
     }
 
@@ -103,7 +108,6 @@ class IndexRebuild {
     void rebuild(long generation) {
         WatermarkIndex watermark = index.redis();
         long seen = index.health().suspicions();
-        boolean clustered = presence.clustered();
         String node = presence.nodeId();
         OutboxStore.InDelivery scan = outbox.inDelivery(user -> sessions.get(user) != null);
         Set<String> leftovers = new HashSet<>(watermark.pinnedUsers());

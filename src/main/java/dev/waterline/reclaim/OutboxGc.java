@@ -7,11 +7,11 @@ import java.util.OptionalLong;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
+import dev.waterline.history.RetentionProperties;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxStore;
 import dev.waterline.watermark.MarkerStore;
 import io.micrometer.core.instrument.Counter;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
@@ -41,10 +41,10 @@ class OutboxGc {
     private final Counter reclaimedByLine;
     private final Counter reclaimedByAge;
 
-    OutboxGc(ReclaimProperties properties, @Value("${waterline.retention.outbox:26h}") Duration outboxRetention, IndexStores index,
+    OutboxGc(ReclaimProperties properties, RetentionProperties retention, IndexStores index,
              OutboxStore outbox, Leadership leadership, WaterlineMetrics metrics, Clock clock) {
         this.properties = properties;
-        this.outboxRetention = outboxRetention;
+        this.outboxRetention = retention.outbox();
         this.index = index;
         this.outbox = outbox;
         this.leadership = leadership;

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
+import dev.waterline.redis.RedisKeys;
 import dev.waterline.session.ClientSession;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -38,11 +39,11 @@ public class WatermarkIndex {
     public static final String PINS = "wl:pins";
     public static final String COUNTS = "wl:cnt";
     public static final String MARKER = "wl:marker";
-    public static final String GENERATION = "wl:gen";
+    public static final String GENERATION = RedisKeys.GENERATION;
     public static final String ALL_TRUSTED = "wl:alltrusted";
     public static final String REBUILD = "wl:rebuild";
-    /** The live nodes and their last heartbeats (written by presence, read by the scripts that must know a node is alive). */
-    public static final String NODES = "wl:nodes";
+    /** The live nodes and their last heartbeats (see {@link RedisKeys#NODES}). */
+    public static final String NODES = RedisKeys.NODES;
 
     // Loaded once as text: a resource-backed script would stat its file on every call. Scripts
     // that change a user's ids get the shared repin function in front of them; scripts that reach

@@ -5,6 +5,7 @@
  * acks ({@code ack} frames, {@link dev.waterline.watermark.AckRecorder}); and whether the index can
  * be trusted to be whole ({@link dev.waterline.watermark.IndexHealth}). All index updates are the
  * Lua scripts under {@code resources/watermark/}, loaded once. Redis is an index, never the truth.
- * Calls {@code session}, {@code lifecycle} and {@code metrics}.
+ * Calls {@code session}, {@code redis} (the key names it shares with presence), {@code lifecycle} and
+ * {@code metrics}.
  */
 package dev.waterline.watermark;

@@ -3,7 +3,7 @@ package dev.waterline.delivery;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.waterline.presence.Presence;
+import dev.waterline.presence.NodeBus;
 import dev.waterline.support.Api;
 import dev.waterline.support.Cluster;
 import dev.waterline.support.WsClient;
@@ -30,7 +30,7 @@ class CrossNodeRedeliveryIntegrationTests {
             AtomicInteger lost = new AtomicInteger();
             OutboxPoller pollerTwo = two.getBean(OutboxPoller.class);
             // node two loses every fast-path hand-over; its poller's still arrive
-            two.getBean(Presence.class).onDeliveries((rows, fromPoller) -> {
+            two.getBean(NodeBus.class).onDeliveries((rows, fromPoller) -> {
                 if (fromPoller) {
                     pollerTwo.arrived(rows);
                 }

@@ -78,9 +78,9 @@ class RowJudgeUnitTests {
 
     @Test
     void aUserRedisPlacesOnThisNodeWithoutAConnectionHereIsAGhostAndThenConnectedNowhere() {
-        Map<String, String[]> located = new LinkedHashMap<>();
-        located.put("carol", new String[] {"node-one", "s-9"});
-        located.put("dave", new String[] {"node-two", "s-3"});
+        Map<String, Location> located = new LinkedHashMap<>();
+        located.put("carol", new Location("carol", "node-one", "s-9"));
+        located.put("dave", new Location("dave", "node-two", "s-3"));
 
         RowJudge.Located where = RowJudge.Located.of(located, "node-one");
 
@@ -101,7 +101,7 @@ class RowJudgeUnitTests {
     @Test
     void aConnectionHereWinsOverWhatRedisSaid() {
         Session bob = new Session("bob", "s-1");
-        RowJudge.Located where = RowJudge.Located.of(Map.of("bob", new String[] {"node-two", "s-2"}), "node-one");
+        RowJudge.Located where = RowJudge.Located.of(Map.of("bob", new Location("bob", "node-two", "s-2")), "node-one");
 
         assertThat(where.place("bob", bob)).isEqualTo(new Place.Here(bob));
     }

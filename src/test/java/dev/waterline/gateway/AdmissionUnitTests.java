@@ -77,7 +77,7 @@ class AdmissionUnitTests {
         }
     }
 
-    static final class Nodes implements Admission.Nodes {
+    final class Nodes implements Admission.Nodes {
         final boolean clustered;
         final List<String> closedElsewhere = new CopyOnWriteArrayList<>();
 
@@ -86,7 +86,15 @@ class AdmissionUnitTests {
         }
 
         @Override public String nodeId() { return "n1"; }
-        @Override public boolean clustered() { return clustered; }
+        @Override public boolean registrationRequired() { return clustered; }
+
+        // as the adapters do: one node distrusts the index, a cluster's node leaves in one sweep
+        @Override
+        public void leftUnrecorded() {
+            if (!clustered) {
+                health.suspect();
+            }
+        }
 
         @Override
         public CompletableFuture<Boolean> close(Location where, int code, String reason) {

@@ -133,7 +133,7 @@ class ClusterFailureIntegrationTests {
                 String twoId = two.getBean(Presence.class).nodeId();
                 var twoHealth = two.getBean(dev.waterline.watermark.IndexHealth.class);
                 await().atMost(Duration.ofSeconds(30)).until(() -> Cluster.redis(one).opsForZSet()
-                        .score(dev.waterline.watermark.WatermarkIndex.NODES, twoId) != null
+                        .score(dev.waterline.redis.RedisKeys.NODES, twoId) != null
                         && twoHealth.trustedGeneration() == one.getBean(dev.waterline.watermark.IndexHealth.class).trustedGeneration());
                 try (WsClient back = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
                     alice.sendMessage("cutoff-2", pair.chat(), "to bob on node two again");
@@ -156,9 +156,9 @@ class ClusterFailureIntegrationTests {
 
     /** Stops a node's subscription to its channel: what other nodes send it is lost. */
     private static void deafen(ConfigurableApplicationContext ctx) throws ReflectiveOperationException {
-        Presence presence = ctx.getBean(Presence.class);
-        var field = presence.getClass().getDeclaredField("listener");
+        NodeBus bus = ctx.getBean(NodeBus.class);
+        var field = bus.getClass().getDeclaredField("listener");
         field.setAccessible(true);
-        ((RedisMessageListenerContainer) field.get(presence)).stop();
+        ((RedisMessageListenerContainer) field.get(bus)).stop();
     }
 }

@@ -7,6 +7,7 @@ import dev.waterline.lifecycle.Loops;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxStore;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.history.RetentionProperties;
 import dev.waterline.presence.ClusterProperties;
 import dev.waterline.presence.Presence;
 import dev.waterline.watermark.IndexHealth;
@@ -318,8 +319,8 @@ class ReclaimIntegrationTests {
         ReclaimProperties properties = new ReclaimProperties(false, Duration.ofSeconds(1), Duration.ofSeconds(5), 10_000, 20);
         IndexStores stores = new IndexStores(redis, markers, health);
         return new Reclaim(properties, new Generations(properties, stores, presence, cluster, leadership, metrics),
-                new OutboxGc(properties, Duration.ofHours(26), stores, outbox, leadership, metrics, Clock.systemUTC()),
-                new IndexRebuild(stores, outbox, sessions, presence, metrics), leadership, loops);
+                new OutboxGc(properties, new RetentionProperties(Duration.ofDays(90), Duration.ofHours(26), Duration.ofMinutes(1)), stores, outbox, leadership, metrics, Clock.systemUTC()),
+                new IndexRebuild(stores, outbox, sessions, presence, cluster, metrics), leadership, loops);
     }
 
     private long deliveryOf(WsClient a, WsClient b, String chat, String corr) {

@@ -1,21 +1,22 @@
 package dev.waterline.presence.local;
 
+import java.time.Duration;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 
 import dev.waterline.metrics.WaterlineMetrics;
-import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.Location;
 import dev.waterline.presence.Presence;
+import dev.waterline.watermark.IndexHealth;
+import dev.waterline.watermark.MarkerStore;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.stereotype.Component;
 
 /**
- * The single-node mode: this process is the only node, so nobody is ever connected elsewhere and
- * nothing is handed over. The node id is fixed ({@value #NODE}), so that what a restarted process
- * finds in Redis under it is its own predecessor's, and the index rebuild drops it.
+ * The single-node mode: this process is the only node, so nobody is ever connected elsewhere,
+ * there is no other node to sweep, vouch to or wait for. The node id is fixed ({@value #NODE}),
+ * so that what a restarted process finds in Redis under it is its own predecessor's, and the
+ * index rebuild drops it.
  */
 @Component
 @ConditionalOnProperty(name = "waterline.cluster.enabled", havingValue = "false", matchIfMissing = true)
@@ -23,7 +24,10 @@ class LocalPresence implements Presence {
 
     static final String NODE = "local";
 
-    LocalPresence(WaterlineMetrics metrics) {
+    private final IndexHealth health;
+
+    LocalPresence(IndexHealth health, WaterlineMetrics metrics) {
+        this.health = health;
         metrics.gauge("waterline.cluster.nodes", "live nodes this node sees (itself included)", () -> 1);
     }
 
@@ -33,28 +37,14 @@ class LocalPresence implements Presence {
     }
 
     @Override
-    public boolean clustered() {
-        return false;
-    }
-
-    @Override
     public Map<String, Location> elsewhere(Collection<String> users) {
         return Map.of();
     }
 
+    /** Nobody is elsewhere, and "nowhere" is this node's registry's word, which the poller has read. */
     @Override
-    public CompletableFuture<Boolean> close(Location where, int code, String reason) {
-        return CompletableFuture.completedFuture(false);
-    }
-
-    @Override
-    public void deliver(String node, List<OutboxRow> rows, boolean poller) {
-        throw new IllegalStateException("no other node to deliver to in the single-node mode");
-    }
-
-    @Override
-    public void send(Location where, String frame) {
-        throw new IllegalStateException("no other node to send to in the single-node mode");
+    public Map<String, Location> locateIfWhole(Collection<String> users, MarkerStore.Marker marker) {
+        return Map.of();
     }
 
     @Override
@@ -67,14 +57,34 @@ class LocalPresence implements Presence {
         return 0;
     }
 
+    @Override
+    public long forgetOrphans() {
+        return 0;
+    }
+
     /** The one node's trust is its own {@code IndexHealth}, which reclaim reads itself. */
     @Override
-    public List<String> untrustedNodes(long generation) {
-        return List.of();
+    public boolean othersTrust(long generation) {
+        return true;
     }
 
     @Override
-    public void onDeliveries(Deliveries deliveries) {
-        // nothing ever arrives from another node
+    public void vouch(long generation, Duration ttl) {
+        // no other node's poller to tell
+    }
+
+    @Override
+    public void withdrawVouch() {
+        // no other node's poller to tell
+    }
+
+    @Override
+    public void leftUnrecorded() {
+        health.suspect();
+    }
+
+    @Override
+    public boolean registrationRequired() {
+        return false;
     }
 }

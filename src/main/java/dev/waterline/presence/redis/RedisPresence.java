@@ -9,24 +9,19 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
-import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.ClusterProperties;
 import dev.waterline.presence.Location;
 import dev.waterline.presence.Presence;
+import dev.waterline.redis.RedisKeys;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.IndexHealth;
+import dev.waterline.watermark.MarkerStore;
 import dev.waterline.watermark.WatermarkIndex;
 import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
@@ -34,18 +29,15 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.io.ClassPathResource;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
-import org.springframework.data.redis.listener.ChannelTopic;
-import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.stereotype.Component;
-import tools.jackson.databind.JsonNode;
 
 /**
  * The cluster: who is connected where is what the watermark index's scripts record in Redis
- * ({@code wl:node:{user}} with {@code wl:sess:{user}}); this adapter adds the nodes and the
- * channels between them.
+ * ({@code wl:node:{user}} with {@code wl:sess:{user}}); this adapter reads it and adds the nodes:
+ * their heartbeats, their death, and their trust in the index. What travels between the nodes is
+ * {@link RedisNodeBus}'s.
  *
  * <p><b>Heartbeat</b> (one loop of {@link Loops}, every {@code heartbeat-interval}):
  * {@code heartbeat.lua} puts this node in {@code wl:nodes} at Redis's clock and renews its word
@@ -59,14 +51,9 @@ import tools.jackson.databind.JsonNode;
  * ({@link ClusterProperties#nodeId}), so no process ever takes over another's heartbeats,
  * channel or users.
  *
- * <p><b>Channel</b> ({@code wl:chan:<node>}, Redis pub/sub): what other nodes hand to this one,
- * decoded on one worker of {@link Loops} from a bounded inbox (full: the message is dropped and
- * counted; every message is best effort, see {@link Presence}). {@code rows} go to the delivery
- * capability; {@code close} closes the named connection if it is still this node's registered one
- * and answers {@code closed}; {@code frame} is written to the named connection.
- *
- * <p>Stops after delivery: this node's users leave live delivery in one sweep (never an ack),
- * and the node leaves {@code wl:nodes}, so that no one waits for its heartbeats to stop.
+ * <p>Joins after the bus subscribed to this node's channel. Stops after delivery: this node's
+ * users leave live delivery in one sweep (never an ack), and the node leaves {@code wl:nodes}, so
+ * that no one waits for its heartbeats to stop.
  */
 @Component
 @ConditionalOnProperty(name = "waterline.cluster.enabled", havingValue = "true")
@@ -75,10 +62,8 @@ class RedisPresence implements Presence, SmartLifecycle {
     private static final Log log = LogFactory.getLog(RedisPresence.class);
 
     static final String HEARTBEAT_LOOP = "heartbeat";
-    static final String INBOX_LOOP = "node_inbox";
     /** How long a dead node's tombstone is kept: longer than any pause a node could wake from. */
     private static final long TOMBSTONE_SECONDS = Duration.ofDays(1).toSeconds();
-    private static final int INBOX = 16_384;
 
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> HEARTBEAT = RedisScript.of(lua("heartbeat"), List.class);
@@ -86,34 +71,29 @@ class RedisPresence implements Presence, SmartLifecycle {
     private static final RedisScript<List> SWEEP_NODES = RedisScript.of(lua("sweep_nodes"), List.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> TRUSTED = RedisScript.of(lua("trusted"), List.class);
-    private static final RedisScript<Long> NODE_ALIVE = RedisScript.of(lua("node_alive"), Long.class);
 
     private final StringRedisTemplate redis;
-    private final RedisConnectionFactory connections;
     private final ClusterProperties properties;
     private final SessionRegistry sessions;
     private final WatermarkIndex watermark;
     private final IndexHealth health;
     private final Loops loops;
     private final String node;
-    private final Map<String, CompletableFuture<Boolean>> awaitingClosed = new ConcurrentHashMap<>();
-    private final BlockingQueue<String> inbox = new ArrayBlockingQueue<>(INBOX);
-    private final Counter dropped;
     private final Counter fences;
-    private volatile Deliveries deliveries = (rows, poller) -> { };
     private volatile int liveNodes = 1;
+    /** The generation this node last saw as the reclaim leader, and when it first saw it ({@link System#nanoTime()}). */
+    private long generationSeen = -1;
+    private long generationSeenAt;
     /** When a heartbeat last reached Redis ({@link System#nanoTime()}). */
     private volatile long lastBeat = System.nanoTime();
     /** This node closed its connections for want of heartbeats, and has not beaten since. */
     private volatile boolean cutOff;
     private volatile boolean running;
-    private RedisMessageListenerContainer listener;
     private final List<Thread> threads = new ArrayList<>();
 
-    RedisPresence(StringRedisTemplate redis, RedisConnectionFactory connections, ClusterProperties properties,
+    RedisPresence(StringRedisTemplate redis, ClusterProperties properties,
                   SessionRegistry sessions, WatermarkIndex watermark, IndexHealth health, Loops loops, WaterlineMetrics metrics) {
         this.redis = redis;
-        this.connections = connections;
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
@@ -121,23 +101,17 @@ class RedisPresence implements Presence, SmartLifecycle {
         this.loops = loops;
         this.node = properties.nodeId();
         metrics.gauge("waterline.cluster.nodes", "live nodes this node sees (itself included)", () -> liveNodes);
-        this.dropped = metrics.counter("waterline.cluster.inbox.dropped",
-                "messages from other nodes dropped because this node's inbox was full (deliveries: the poller repeats them)");
         this.fences = metrics.counter("waterline.cluster.fenced",
                 "times this node found it had been declared dead and closed every connection it held");
     }
 
-    private static String lua(String name) {
+    static String lua(String name) {
         try (var in = new ClassPathResource("presence/" + name + ".lua").getInputStream()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         catch (IOException e) {
             throw new UncheckedIOException("missing presence script " + name, e);
         }
-    }
-
-    static String channel(String node) {
-        return "wl:chan:" + node;
     }
 
     static String trustKey(String node) {
@@ -151,11 +125,6 @@ class RedisPresence implements Presence, SmartLifecycle {
     @Override
     public String nodeId() {
         return node;
-    }
-
-    @Override
-    public boolean clustered() {
-        return true;
     }
 
     @Override
@@ -173,28 +142,17 @@ class RedisPresence implements Presence, SmartLifecycle {
     }
 
     @Override
-    public CompletableFuture<Boolean> close(Location where, int code, String reason) {
-        Long alive = redis.execute(NODE_ALIVE, List.of(WatermarkIndex.NODES), where.node(),
-                Long.toString(properties.nodeTimeout().toMillis()));
-        if (alive == null || alive != 1L) {
-            return CompletableFuture.completedFuture(false);
+    public Map<String, Location> locateIfWhole(Collection<String> users, MarkerStore.Marker marker) {
+        if (users.isEmpty()) {
+            return Map.of();
         }
-        String id = UlidCreator.getMonotonicUlid().toString();
-        CompletableFuture<Boolean> closed = new CompletableFuture<>();
-        awaitingClosed.put(id, closed);
-        redis.convertAndSend(channel(where.node()), Wire.close(where.userId(), where.sessionId(), code, reason, node, id));
-        return closed.completeOnTimeout(false, properties.evictTimeout().toMillis(), TimeUnit.MILLISECONDS)
-                .whenComplete((ok, e) -> awaitingClosed.remove(id));
-    }
-
-    @Override
-    public void deliver(String to, List<OutboxRow> rows, boolean poller) {
-        redis.convertAndSend(channel(to), Wire.rows(rows, poller));
-    }
-
-    @Override
-    public void send(Location where, String frame) {
-        redis.convertAndSend(channel(where.node()), Wire.frame(where.userId(), where.sessionId(), frame));
+        Map<String, String[]> located = watermark.locateIfWhole(users, marker.token(), marker.generation(), true);
+        if (located == null) {
+            return null;
+        }
+        Map<String, Location> out = new HashMap<>();
+        located.forEach((user, where) -> out.put(user, new Location(user, where[0], where[1])));
+        return out;
     }
 
     @Override
@@ -204,7 +162,7 @@ class RedisPresence implements Presence, SmartLifecycle {
 
     @Override
     public int sweepDeadNodes() {
-        List<?> dead = redis.execute(SWEEP_NODES, List.of(WatermarkIndex.NODES), Long.toString(properties.nodeTimeout().toMillis()),
+        List<?> dead = redis.execute(SWEEP_NODES, List.of(RedisKeys.NODES), Long.toString(properties.nodeTimeout().toMillis()),
                 Long.toString(TOMBSTONE_SECONDS));
         if (dead == null || dead.isEmpty()) {
             return 0;
@@ -222,8 +180,22 @@ class RedisPresence implements Presence, SmartLifecycle {
     }
 
     @Override
-    public List<String> untrustedNodes(long generation) {
-        List<?> r = redis.execute(TRUSTED, List.of(WatermarkIndex.NODES), Long.toString(generation));
+    public long forgetOrphans() {
+        return watermark.forgetOrphans();
+    }
+
+    @Override
+    public synchronized boolean othersTrust(long generation) {
+        if (generation != generationSeen) {
+            generationSeen = generation;
+            generationSeenAt = System.nanoTime();
+        }
+        return System.nanoTime() - generationSeenAt >= properties.trustTtl().toNanos() && untrustedNodes(generation).isEmpty();
+    }
+
+    /** The live nodes that do not say they trust their part of the index under {@code generation} (this node's own word included). */
+    List<String> untrustedNodes(long generation) {
+        List<?> r = redis.execute(TRUSTED, List.of(RedisKeys.NODES), Long.toString(generation));
         if (r == null || r.isEmpty()) {
             throw new IllegalStateException("trusted.lua answered " + r);
         }
@@ -238,8 +210,24 @@ class RedisPresence implements Presence, SmartLifecycle {
     }
 
     @Override
-    public void onDeliveries(Deliveries deliveries) {
-        this.deliveries = deliveries;
+    public void vouch(long generation, Duration ttl) {
+        watermark.allTrusted(generation, ttl);
+    }
+
+    @Override
+    public void withdrawVouch() {
+        watermark.notAllTrusted();
+    }
+
+    /** The node's departure (see {@link #stop}) withdraws every user it held, in one sweep. */
+    @Override
+    public void leftUnrecorded() {
+        // nothing per connection
+    }
+
+    @Override
+    public boolean registrationRequired() {
+        return true;
     }
 
     /**
@@ -272,7 +260,7 @@ class RedisPresence implements Presence, SmartLifecycle {
     /** One heartbeat; on finding this node declared dead, the fence (see the class note). */
     void beat() {
         long trusted = health.trustedGeneration();
-        List<?> r = redis.execute(HEARTBEAT, List.of(WatermarkIndex.NODES, tombstone(node), trustKey(node), WatermarkIndex.GENERATION),
+        List<?> r = redis.execute(HEARTBEAT, List.of(RedisKeys.NODES, tombstone(node), trustKey(node), RedisKeys.GENERATION),
                 node, trusted >= 0 ? Long.toString(trusted) : "", Long.toString(properties.trustTtl().toMillis()),
                 Long.toString(properties.nodeTimeout().toMillis()));
         if (r == null || r.size() != 2) {
@@ -317,77 +305,11 @@ class RedisPresence implements Presence, SmartLifecycle {
         return closed;
     }
 
-    private void received(String message) {
-        JsonNode m = Wire.JSON.readTree(message);
-        switch (m.path("t").asString()) {
-            case "rows" -> deliveries.arrived(Wire.rows(m), m.path("poller").asBoolean());
-            case "close" -> {
-                String user = m.get("user").asString();
-                String session = m.get("session").asString();
-                ClientSession s = sessions.underUserLock(user, () -> {
-                    ClientSession current = sessions.get(user);
-                    if (current != null && current.sessionId().equals(session)) {
-                        sessions.unregister(current);
-                        return current;
-                    }
-                    return null;
-                });
-                String reply = channel(m.get("reply").asString());
-                String answer = Wire.closed(m.get("id").asString());
-                if (s == null) {
-                    redis.convertAndSend(reply, answer);
-                }
-                else {
-                    // answered once the close frame is on its way: the asking node welcomes its
-                    // connection only after that (off the inbox's thread: a close may wait a moment)
-                    int code = m.get("code").asInt();
-                    String reason = m.get("reason").asString();
-                    Thread.startVirtualThread(() -> loops.pass(INBOX_LOOP, () -> {
-                        s.closeNow(code, reason);
-                        redis.convertAndSend(reply, answer);
-                    }));
-                }
-            }
-            case "closed" -> {
-                CompletableFuture<Boolean> waiting = awaitingClosed.get(m.get("id").asString());
-                if (waiting != null) {
-                    waiting.complete(true);
-                }
-            }
-            case "frame" -> {
-                ClientSession s = sessions.get(m.get("user").asString());
-                if (s != null && s.sessionId().equals(m.get("session").asString())) {
-                    s.send(m.get("frame").asString());
-                }
-            }
-            default -> throw new IllegalArgumentException("unknown message from another node: " + message);
-        }
-    }
-
-    private void takeOne() throws InterruptedException {
-        String message = inbox.poll(200, TimeUnit.MILLISECONDS);
-        if (message != null) {
-            received(message);
-        }
-    }
-
     @Override
     public void start() {
         running = true;
-        listener = new RedisMessageListenerContainer();
-        listener.setConnectionFactory(connections);
-        // messages are taken off the connection's thread at once; the inbox's worker decodes them
-        listener.setTaskExecutor(task -> task.run());
-        listener.addMessageListener((message, pattern) -> {
-            if (!inbox.offer(new String(message.getBody(), StandardCharsets.UTF_8))) {
-                dropped.increment();
-            }
-        }, new ChannelTopic(channel(node)));
-        listener.afterPropertiesSet();
-        listener.start();
-        // subscribed before joining: nothing is handed to a node that is not listening yet
+        // the bus subscribed before: nothing is handed to a node that is not listening yet
         loops.pass(HEARTBEAT_LOOP, this::beat);
-        threads.add(loops.start(INBOX_LOOP, "node-inbox", () -> running, this::takeOne));
         threads.add(loops.start(HEARTBEAT_LOOP, "heartbeat", () -> running, this::beatStep));
     }
 
@@ -401,16 +323,9 @@ class RedisPresence implements Presence, SmartLifecycle {
             while (watermark.withdrawNode(node, 500) > 0) {
                 // the next chunk
             }
-            redis.opsForZSet().remove(WatermarkIndex.NODES, node);
+            redis.opsForZSet().remove(RedisKeys.NODES, node);
             redis.delete(trustKey(node));
         });
-        try {
-            listener.stop();
-            listener.destroy();
-        }
-        catch (Exception e) {
-            loops.failed(INBOX_LOOP, "closing the channel subscription", e);
-        }
     }
 
     @Override
