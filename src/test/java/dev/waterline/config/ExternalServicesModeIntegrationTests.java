@@ -7,6 +7,7 @@ import java.util.Map;
 import dev.waterline.WaterlineApplication;
 import dev.waterline.auth.Tokens;
 import dev.waterline.support.Api;
+import dev.waterline.support.EmbeddedData;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -32,7 +33,7 @@ class ExternalServicesModeIntegrationTests {
 
     @Test
     void aDatabaseNamedThroughHikarisJdbcUrlIsUsedAndNothingIsEmbeddedOrHandedOut() {
-        Path data = Path.of("target/embedded");
+        Path data = EmbeddedData.DIR;
         int pg = EmbeddedServers.postgresPort(data, false, "external_mode");
         int redis = EmbeddedServers.redisPort(data, false);
         StandardEnvironment env = new StandardEnvironment();

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.waterline.WaterlineApplication;
 import dev.waterline.config.EmbeddedServers;
 import dev.waterline.support.Api;
+import dev.waterline.support.EmbeddedData;
 import dev.waterline.support.WsClient;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
@@ -95,7 +96,7 @@ class GracefulShutdownIntegrationTests {
             t.join(Duration.ofSeconds(10));
         }
 
-        int pg = EmbeddedServers.postgresPort(Path.of("target/embedded"), true, "graceful");
+        int pg = EmbeddedServers.postgresPort(EmbeddedData.DIR, true, "graceful");
         try (Connection db = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + pg + "/graceful", "postgres", "")) {
             for (int i = 0; i < SENDERS; i++) {
                 WsClient c = clients.get(i);
@@ -162,7 +163,7 @@ class GracefulShutdownIntegrationTests {
         Api api = new Api(port);
         String token = api.token("slowdrain-alice");
         String chat = api.createChat(token, "slowdrain-bob");
-        int pg = EmbeddedServers.postgresPort(Path.of("target/embedded"), true, "slowdrain");
+        int pg = EmbeddedServers.postgresPort(EmbeddedData.DIR, true, "slowdrain");
         Thread closing = null;
         String url = "jdbc:postgresql://127.0.0.1:" + pg + "/slowdrain";
         try (WsClient c = WsClient.connectWelcomed(port, token);

@@ -9,6 +9,7 @@ import java.util.Map;
 
 import dev.waterline.config.EmbeddedServers;
 import dev.waterline.support.Api;
+import dev.waterline.support.EmbeddedData;
 import dev.waterline.support.TcpProxy;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -35,7 +36,7 @@ import static org.awaitility.Awaitility.await;
 @TestPropertySource(properties = {"waterline.embedded.database=outage", "spring.data.redis.database=4"})
 class DatabaseOutageIntegrationTests {
 
-    static final Path DATA = Path.of("target/embedded");
+    static final Path DATA = EmbeddedData.DIR;
     static TcpProxy proxy;
     static int pgPort;
 

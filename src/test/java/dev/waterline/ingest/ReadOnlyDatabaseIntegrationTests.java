@@ -8,6 +8,7 @@ import java.util.List;
 
 import dev.waterline.config.EmbeddedServers;
 import dev.waterline.support.Api;
+import dev.waterline.support.EmbeddedData;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -37,7 +38,7 @@ class ReadOnlyDatabaseIntegrationTests {
     MeterRegistry registry;
 
     static void admin(String sql) throws Exception {
-        int pg = EmbeddedServers.postgresPort(Path.of("target/embedded"), true, "read_only");
+        int pg = EmbeddedServers.postgresPort(EmbeddedData.DIR, true, "read_only");
         try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + pg + "/postgres", "postgres", "");
              Statement s = c.createStatement()) {
             s.execute(sql);

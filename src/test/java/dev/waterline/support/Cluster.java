@@ -34,7 +34,7 @@ import static org.awaitility.Awaitility.await;
  */
 public final class Cluster implements AutoCloseable {
 
-    public static final Path DATA = Path.of("target/embedded");
+    public static final Path DATA = EmbeddedData.DIR;
     public static final Duration NODE_TIMEOUT = Duration.ofSeconds(3);
 
     private final String database;

@@ -10,7 +10,7 @@ import org.springframework.test.context.ActiveProfiles;
 
 /**
  * A full server on a random port against the embedded PostgreSQL and Redis, which start once
- * per JVM under {@code target/embedded} and are shared by every context. A test class that needs
+ * per JVM under {@link EmbeddedData#DIR} and are shared by every context. A test class that needs
  * other settings starts its own context with {@code properties}; it must then also name its own
  * {@code waterline.embedded.database} and {@code spring.data.redis.database}, so that the
  * pollers of contexts kept alive by the test-context cache never claim each other's rows.

@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import dev.waterline.config.EmbeddedServers;
 import dev.waterline.support.Api;
+import dev.waterline.support.EmbeddedData;
 import dev.waterline.support.TcpProxy;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -37,7 +38,7 @@ class RedisOutageIntegrationTests {
 
     @DynamicPropertySource
     static void throughProxy(DynamicPropertyRegistry registry) {
-        proxy = new TcpProxy(EmbeddedServers.redisPort(Path.of("target/embedded"), true));
+        proxy = new TcpProxy(EmbeddedServers.redisPort(EmbeddedData.DIR, true));
         registry.add("spring.data.redis.host", () -> "127.0.0.1");
         registry.add("spring.data.redis.port", () -> proxy.port());
     }
