@@ -4,7 +4,7 @@
  * reserving each chat's gap-free {@code seq} under the chat row's lock, together with what each
  * {@link dev.waterline.ingest.CommitParticipant} adds for the new messages (the outbox rows, from
  * {@code delivery}); only after commit is {@code accepted} answered and each participant told.
- * Idempotent per (sender, correlationId). Calls {@code gateway} (its limits), {@code sql},
+ * Idempotent per (sender, correlationId). Calls {@code gateway} (its limits), {@code commit}, {@code sql},
  * {@code session}, {@code input}, {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.ingest;
