@@ -142,16 +142,13 @@ class GatewayHandler extends TextWebSocketHandler implements SmartLifecycle {
         boolean cluster = presence.clustered();
         // 0: registered; 1: the server is stopping; 2: Redis could not register it (cluster)
         int[] outcome = {0};
-        WatermarkIndex.Previous[] elsewhere = {null};
+        WatermarkIndex.SessionLocation[] elsewhere = {null};
         // Registry and Redis epoch change together: two connections of one user racing here must
         // not leave Redis naming the evicted one while the registry names the survivor.
         ClientSession evicted = sessions.underUserLock(userId, () -> {
             ClientSession previous = sessions.register(conn);
             try {
-                WatermarkIndex.Previous p = watermark.connect(conn, node);
-                if (p.node() != null && p.sessionId() != null && !p.node().equals(node)) {
-                    elsewhere[0] = p;
-                }
+                watermark.connect(conn, node).filter(p -> !p.node().equals(node)).ifPresent(p -> elsewhere[0] = p);
             }
             catch (RuntimeException e) {
                 if (cluster) {

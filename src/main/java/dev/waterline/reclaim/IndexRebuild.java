@@ -124,25 +124,25 @@ class IndexRebuild {
         int superseded = 0;
         for (ClientSession s : sessions.all()) {
             long[] ids = scan.byRecipient().getOrDefault(s.userId(), List.of()).stream().mapToLong(Long::longValue).toArray();
-            int kept = sessions.underUserLock(s.userId(), () -> {
+            WatermarkIndex.EpochClaim kept = sessions.underUserLock(s.userId(), () -> {
                 if (!sessions.isCurrent(s)) {
-                    return 0;
+                    return WatermarkIndex.EpochClaim.ALREADY_NAMED;
                 }
-                int r = watermark.rebuildUser(s, node, clustered, scan.highestId(), ids);
-                if (r < 0) {
+                WatermarkIndex.EpochClaim r = watermark.rebuildUser(s, node, clustered, scan.highestId(), ids);
+                if (r.closes()) {
                     sessions.unregister(s);
                 }
                 return r;
             });
-            if (kept == WatermarkIndex.SUPERSEDED) {
+            if (kept == WatermarkIndex.EpochClaim.SUPERSEDED) {
                 superseded++;
                 s.close(4009, "superseded by a newer connection on another node");
             }
-            else if (kept == WatermarkIndex.GONE) {
+            else if (kept == WatermarkIndex.EpochClaim.GONE) {
                 superseded++;
                 s.close(1012, "this connection left live delivery; reconnect and resync");
             }
-            connections += Math.max(kept, 0);
+            connections += kept == WatermarkIndex.EpochClaim.NAMED ? 1 : 0;
         }
         if (!Objects.equals(watermark.generation(), generation)) {
             log.warn("Redis lost generation " + generation + " of the index during the rebuild; rebuilding again on the next pass");

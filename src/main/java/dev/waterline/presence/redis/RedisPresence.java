@@ -165,8 +165,8 @@ class RedisPresence implements Presence, SmartLifecycle {
         }
         Map<String, Location> out = new HashMap<>();
         watermark.locate(users).forEach((user, where) -> {
-            if (!where[0].equals(node)) {
-                out.put(user, new Location(user, where[0], where[1]));
+            if (!where.node().equals(node)) {
+                out.put(user, new Location(user, where.node(), where.sessionId()));
             }
         });
         return out;
