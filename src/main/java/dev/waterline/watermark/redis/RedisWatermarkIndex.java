@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Function;
 
 import static dev.waterline.watermark.WatermarkKeys.ACKED_PATTERN;
 import static dev.waterline.watermark.WatermarkKeys.ALL_TRUSTED;
@@ -45,10 +46,14 @@ import org.springframework.data.redis.core.script.RedisScript;
 class RedisWatermarkIndex implements WatermarkIndex {
 
     // Loaded once as text: a resource-backed script would stat its file on every call. Scripts
-    // that change a user's ids get the shared repin function in front of them; scripts that reach
-    // users' keys by name, the key names.
+    // that change a user's ids get the shared repin function in front of them. Every script names
+    // each key it touches in KEYS (LuaKeysUnitTests): where a key's name depends on what Redis
+    // holds (the node a user is on), it is read first and the script checks it still holds.
     private static final String REPIN = lua("_repin");
-    private static final String KEYS = lua("_keys");
+    /** A script's answer when the node it was told a user is on is no longer so: read it again. */
+    private static final long MOVED = -9;
+    /** How many times a call reads a user's node again before it gives up (each retry means another writer moved the user). */
+    private static final int READS = 16;
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> DELIVER = RedisScript.of(REPIN + lua("deliver"), List.class);
     @SuppressWarnings("rawtypes")
@@ -65,11 +70,10 @@ class RedisWatermarkIndex implements WatermarkIndex {
     private static final RedisScript<Long> REASSERT = RedisScript.of(lua("reassert"), Long.class);
     private static final RedisScript<Long> ROTATE_MARKER = RedisScript.of(lua("rotate_marker"), Long.class);
     private static final RedisScript<Long> SET_GENERATION = RedisScript.of(lua("set_generation"), Long.class);
-    private static final RedisScript<Long> WITHDRAW_NODE = RedisScript.of(KEYS + lua("withdraw_node"), Long.class);
+    private static final RedisScript<Long> WITHDRAW_NODE = RedisScript.of(lua("withdraw_node"), Long.class);
+    private static final RedisScript<Long> FORGET_ORPHANS = RedisScript.of(lua("forget_orphans"), Long.class);
     @SuppressWarnings("rawtypes")
-    private static final RedisScript<List> FORGET_ORPHANS = RedisScript.of(KEYS + lua("forget_orphans"), List.class);
-    @SuppressWarnings("rawtypes")
-    private static final RedisScript<List> LOCATE = RedisScript.of(KEYS + lua("locate"), List.class);
+    private static final RedisScript<List> LOCATE = RedisScript.of(lua("locate"), List.class);
 
     private final StringRedisTemplate redis;
 
@@ -96,9 +100,36 @@ class RedisWatermarkIndex implements WatermarkIndex {
         return List.of(sessionKey(user), pendingKey(user), owedKey(user), nodeKey(user), COUNTS, PINS, nodeUsersKey(node), NODES);
     }
 
+    /** The node Redis places {@code user}'s epoch on, or '' when none. */
+    private String nodeOf(String user) {
+        String node = redis.opsForValue().get(nodeKey(user));
+        return node == null ? "" : node;
+    }
+
+    /**
+     * Runs a script that must name the set of the node {@code user} is on: reads the node, runs
+     * {@code call} with it, and reads again while the script answers that the node moved.
+     */
+    private Long movable(String user, Function<String, Long> call) {
+        Long r = MOVED;
+        for (int i = 0; i < READS && r != null && r == MOVED; i++) {
+            r = call.apply(nodeOf(user));
+        }
+        if (r != null && r == MOVED) {
+            throw new IllegalStateException(user + "'s node moved " + READS + " times while a script ran for it");
+        }
+        return r;
+    }
+
     @Override
     public Optional<SessionLocation> connect(ClientSession s, String node) {
-        List<?> r = redis.execute(CONNECT, keys(s.userId(), node).subList(0, 7), s.sessionId(), s.userId(), node);
+        List<?> r = null;
+        for (int i = 0; i < READS && (r == null || r.size() == 1); i++) {
+            String previous = nodeOf(s.userId());
+            List<String> keys = new ArrayList<>(keys(s.userId(), node).subList(0, 7));
+            keys.add(nodeUsersKey(previous));
+            r = redis.execute(CONNECT, keys, s.sessionId(), s.userId(), node, previous);
+        }
         if (r == null || r.size() != 2) {
             throw new IllegalStateException("connect.lua answered " + r);
         }
@@ -109,7 +140,11 @@ class RedisWatermarkIndex implements WatermarkIndex {
 
     @Override
     public boolean disconnect(String user, String sessionId) {
-        Long r = redis.execute(DISCONNECT, keys(user), sessionId, user);
+        Long r = movable(user, node -> {
+            List<String> keys = new ArrayList<>(keys(user));
+            keys.add(nodeUsersKey(node));
+            return redis.execute(DISCONNECT, keys, sessionId, user, node);
+        });
         return r != null && r == 1L;
     }
 
@@ -178,7 +213,11 @@ class RedisWatermarkIndex implements WatermarkIndex {
 
     @Override
     public EpochClaim reassert(ClientSession s, String node, boolean cluster) {
-        Long r = redis.execute(REASSERT, keys(s.userId(), node), s.sessionId(), s.userId(), node, cluster ? "1" : "0");
+        Long r = movable(s.userId(), previous -> {
+            List<String> keys = new ArrayList<>(keys(s.userId(), node));
+            keys.add(nodeUsersKey(previous));
+            return redis.execute(REASSERT, keys, s.sessionId(), s.userId(), node, cluster ? "1" : "0", previous);
+        });
         return claim(r, EpochClaim.SUPERSEDED);
     }
 
@@ -219,30 +258,64 @@ class RedisWatermarkIndex implements WatermarkIndex {
 
     @Override
     public EpochClaim rebuildUser(ClientSession s, String node, boolean cluster, long scannedUpTo, long[] ids) {
-        List<String> args = new ArrayList<>(ids.length + 5);
-        args.add(s.sessionId());
-        args.add(s.userId());
-        args.add(node);
-        args.add(cluster ? "1" : "0");
-        args.add(Long.toString(scannedUpTo));
-        for (long id : ids) {
-            args.add(Long.toString(id));
-        }
-        List<String> keys = new ArrayList<>(keys(s.userId(), node));
-        keys.add(ackedKey(s.userId()));
-        Long r = redis.execute(REBUILD_USER, keys, args.toArray());
+        Long r = movable(s.userId(), previous -> {
+            List<String> args = new ArrayList<>(ids.length + 6);
+            args.add(s.sessionId());
+            args.add(s.userId());
+            args.add(node);
+            args.add(cluster ? "1" : "0");
+            args.add(Long.toString(scannedUpTo));
+            args.add(previous);
+            for (long id : ids) {
+                args.add(Long.toString(id));
+            }
+            List<String> keys = new ArrayList<>(keys(s.userId(), node));
+            keys.add(ackedKey(s.userId()));
+            keys.add(nodeUsersKey(previous));
+            return redis.execute(REBUILD_USER, keys, args.toArray());
+        });
         return claim(r, EpochClaim.GONE);
     }
 
     @Override
     public void forgetUser(String user, String node) {
-        redis.execute(FORGET_USER, keys(user), user, node == null ? "" : node);
+        movable(user, held -> {
+            List<String> keys = new ArrayList<>(keys(user));
+            keys.add(nodeUsersKey(held));
+            return redis.execute(FORGET_USER, keys, user, node == null ? "" : node, held);
+        });
     }
 
     @Override
     public long withdrawNode(String node, int max) {
-        Long r = redis.execute(WITHDRAW_NODE, List.of(nodeUsersKey(node), COUNTS, PINS), node, Integer.toString(max));
-        return r == null ? 0 : r;
+        while (true) {
+            Set<String> read = redis.opsForSet().distinctRandomMembers(nodeUsersKey(node), max);
+            List<String> users = read == null ? List.of() : new ArrayList<>(read);
+            if (users.isEmpty()) {
+                return 0;
+            }
+            List<String> keys = new ArrayList<>(3 + 4 * users.size());
+            keys.add(nodeUsersKey(node));
+            keys.add(COUNTS);
+            keys.add(PINS);
+            List<String> args = new ArrayList<>(1 + users.size());
+            args.add(node);
+            for (String u : users) {
+                keys.add(nodeKey(u));
+                keys.add(sessionKey(u));
+                keys.add(pendingKey(u));
+                keys.add(owedKey(u));
+                args.add(u);
+            }
+            Long r = redis.execute(WITHDRAW_NODE, keys, args.toArray());
+            if (r == null) {
+                throw new IllegalStateException("withdraw_node.lua answered nothing");
+            }
+            if (r > 0) {
+                return r;
+            }
+            // every user read was taken meanwhile: read the set again
+        }
     }
 
     @Override
@@ -250,17 +323,40 @@ class RedisWatermarkIndex implements WatermarkIndex {
         long removed = 0;
         long from = 0;
         while (true) {
-            List<?> r = redis.execute(FORGET_ORPHANS, List.of(PINS, NODES, COUNTS), Long.toString(from), "500");
-            if (r == null || r.size() != 2) {
-                throw new IllegalStateException("forget_orphans.lua answered " + r);
+            Set<String> users = redis.opsForZSet().range(PINS, from, from + 499);
+            List<String> page = users == null ? List.of() : new ArrayList<>(users);
+            long gone = 0;
+            if (!page.isEmpty()) {
+                List<String> nodeKeys = page.stream().map(WatermarkKeys::nodeKey).toList();
+                List<String> nodes = redis.opsForValue().multiGet(nodeKeys);
+                List<String> keys = new ArrayList<>(3 + 5 * page.size());
+                keys.add(PINS);
+                keys.add(NODES);
+                keys.add(COUNTS);
+                List<String> args = new ArrayList<>(2 * page.size());
+                for (int i = 0; i < page.size(); i++) {
+                    String u = page.get(i);
+                    String node = nodes == null || nodes.get(i) == null ? "" : nodes.get(i);
+                    keys.add(nodeKey(u));
+                    keys.add(sessionKey(u));
+                    keys.add(pendingKey(u));
+                    keys.add(owedKey(u));
+                    keys.add(nodeUsersKey(node));
+                    args.add(u);
+                    args.add(node);
+                }
+                Long r = redis.execute(FORGET_ORPHANS, keys, args.toArray());
+                if (r == null) {
+                    throw new IllegalStateException("forget_orphans.lua answered nothing");
+                }
+                gone = r;
             }
-            long page = ((Number) r.get(0)).longValue();
-            long gone = ((Number) r.get(1)).longValue();
+            long size = page.size();
             removed += gone;
-            if (page < 500) {
+            if (size < 500) {
                 return removed;
             }
-            from += page - gone;
+            from += size - gone;
         }
     }
 
@@ -271,7 +367,15 @@ class RedisWatermarkIndex implements WatermarkIndex {
         args.add(Long.toString(generation));
         args.add(cluster ? "1" : "0");
         args.addAll(users);
-        List<?> r = redis.execute(LOCATE, List.of(MARKER, WatermarkKeys.GENERATION, ALL_TRUSTED), args.toArray());
+        List<String> keys = new ArrayList<>(3 + 2 * users.size());
+        keys.add(MARKER);
+        keys.add(WatermarkKeys.GENERATION);
+        keys.add(ALL_TRUSTED);
+        for (String u : users) {
+            keys.add(nodeKey(u));
+            keys.add(sessionKey(u));
+        }
+        List<?> r = redis.execute(LOCATE, keys, args.toArray());
         if (r == null || (!r.isEmpty() && r.getFirst() instanceof Number)) {
             return Optional.empty();
         }
