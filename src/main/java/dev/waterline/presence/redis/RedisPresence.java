@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -204,8 +205,21 @@ class RedisPresence implements Presence, SmartLifecycle {
 
     @Override
     public int sweepDeadNodes() {
-        List<?> dead = redis.execute(SWEEP_NODES, List.of(WatermarkIndex.NODES), Long.toString(properties.nodeTimeout().toMillis()),
-                Long.toString(TOMBSTONE_SECONDS));
+        Set<String> nodes = redis.opsForZSet().range(WatermarkIndex.NODES, 0, -1);
+        if (nodes == null || nodes.isEmpty()) {
+            return 0;
+        }
+        List<String> keys = new ArrayList<>(1 + 2 * nodes.size());
+        keys.add(WatermarkIndex.NODES);
+        List<String> args = new ArrayList<>(2 + nodes.size());
+        args.add(Long.toString(properties.nodeTimeout().toMillis()));
+        args.add(Long.toString(TOMBSTONE_SECONDS));
+        for (String n : nodes) {
+            keys.add(tombstone(n));
+            keys.add(trustKey(n));
+            args.add(n);
+        }
+        List<?> dead = redis.execute(SWEEP_NODES, keys, args.toArray());
         if (dead == null || dead.isEmpty()) {
             return 0;
         }
@@ -223,8 +237,21 @@ class RedisPresence implements Presence, SmartLifecycle {
 
     @Override
     public List<String> untrustedNodes(long generation) {
-        List<?> r = redis.execute(TRUSTED, List.of(WatermarkIndex.NODES), Long.toString(generation));
-        if (r == null || r.isEmpty()) {
+        List<?> r = null;
+        // a node that joined between the read and the script: read again (trusted.lua answers {-1})
+        for (int i = 0; i < 16 && (r == null || r.isEmpty() || ((Number) r.getFirst()).intValue() < 0); i++) {
+            Set<String> nodes = redis.opsForZSet().range(WatermarkIndex.NODES, 0, -1);
+            List<String> keys = new ArrayList<>();
+            keys.add(WatermarkIndex.NODES);
+            List<String> args = new ArrayList<>();
+            args.add(Long.toString(generation));
+            for (String n : nodes == null ? Set.<String>of() : nodes) {
+                keys.add(trustKey(n));
+                args.add(n);
+            }
+            r = redis.execute(TRUSTED, keys, args.toArray());
+        }
+        if (r == null || r.isEmpty() || ((Number) r.getFirst()).intValue() < 0) {
             throw new IllegalStateException("trusted.lua answered " + r);
         }
         List<String> untrusted = new ArrayList<>();
