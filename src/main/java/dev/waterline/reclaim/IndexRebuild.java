@@ -2,7 +2,7 @@ package dev.waterline.reclaim;
 
 import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.Set;
 
 import dev.waterline.metrics.WaterlineMetrics;
@@ -56,12 +56,12 @@ class IndexRebuild {
     }
 
     /**
-     * What to do, given Redis's generation ({@code held}, null: none), PostgreSQL's
+     * What to do, given Redis's generation ({@code held}, empty: none), PostgreSQL's
      * ({@code generation}), the one this node trusts its part under, whether it wants a new one
      * ({@code wanted}) and the one above which it waits for a new one ({@code awaitingAbove}).
      */
-    static Next next(Long held, long generation, long trusted, boolean wanted, long awaitingAbove) {
-        if (held == null || held != generation || trusted == generation) {
+    static Next next(OptionalLong held, long generation, long trusted, boolean wanted, long awaitingAbove) {
+        if (held.isEmpty() || held.getAsLong() != generation || trusted == generation) {
             return Next.NOTHING;
         }
         if (wanted) {
@@ -73,7 +73,7 @@ class IndexRebuild {
     /** This node's part of a pass. */
     void keep() {
         MarkerStore.Marker m = index.markers().read();
-        Long held = index.redis().generation();
+        OptionalLong held = index.redis().generation();
         long trusted = index.health().trustedGeneration();
         long seen = index.health().suspicions();
         switch (next(held, m.generation(), trusted, index.health().newGenerationWanted(), awaitingAbove)) {
@@ -144,7 +144,7 @@ class IndexRebuild {
             }
             connections += kept == WatermarkIndex.EpochClaim.NAMED ? 1 : 0;
         }
-        if (!Objects.equals(watermark.generation(), generation)) {
+        if (!watermark.generation().equals(OptionalLong.of(generation))) {
             log.warn("Redis lost generation " + generation + " of the index during the rebuild; rebuilding again on the next pass");
             return;
         }

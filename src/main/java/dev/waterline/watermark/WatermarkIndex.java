@@ -208,11 +208,11 @@ public interface WatermarkIndex {
     /** Number of pending ids per user in live delivery. */
     Map<String, Long> pendingCounts();
 
-    /** The marker token the index holds, or null when it holds none. */
-    Long marker();
+    /** The marker token the index holds (empty: none). */
+    OptionalLong marker();
 
-    /** The generation the index holds, or null when it holds none. */
-    Long generation();
+    /** The generation the index holds (empty: none). */
+    OptionalLong generation();
 
     /** Moves the marker from {@code expected} to {@code next}; false when the index held something else. */
     boolean rotateMarker(long expected, long next);

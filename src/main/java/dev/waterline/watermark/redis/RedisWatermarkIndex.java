@@ -444,15 +444,15 @@ class RedisWatermarkIndex implements WatermarkIndex {
     }
 
     @Override
-    public Long marker() {
+    public OptionalLong marker() {
         String v = redis.opsForValue().get(MARKER);
-        return v == null ? null : Long.parseLong(v);
+        return v == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(v));
     }
 
     @Override
-    public Long generation() {
+    public OptionalLong generation() {
         String v = redis.opsForValue().get(WatermarkKeys.GENERATION);
-        return v == null ? null : Long.parseLong(v);
+        return v == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(v));
     }
 
     @Override
