@@ -12,7 +12,9 @@ import dev.waterline.watermark.WatermarkIndex.Statuses;
 import dev.waterline.watermark.WatermarkKeys;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,6 +38,25 @@ class RedisWatermarkIndexIntegrationTests {
 
     @Autowired
     StringRedisTemplate redis;
+
+    @Test
+    void aScriptToldAnotherNodeThanTheUsersChangesNothingAndAnswersMovedWhileTheAdapterReadsAgain() {
+        RecordingSession s = new RecordingSession("wm-moved", "m1");
+        index.connect(s, "node-m");
+        index.deliver(s, new long[] {70});
+        String user = s.userId();
+        List<String> keys = List.of(WatermarkKeys.sessionKey(user), WatermarkKeys.pendingKey(user), WatermarkKeys.owedKey(user),
+                WatermarkKeys.nodeKey(user), WatermarkKeys.COUNTS, WatermarkKeys.PINS, WatermarkKeys.nodeUsersKey("node-x"));
+
+        Long r = redis.execute(RedisScript.of(new ClassPathResource("watermark/disconnect.lua"), Long.class), keys, "m1", user, "node-x");
+
+        assertThat(r).as("moved: read again").isEqualTo(-9);
+        assertThat(pin(user)).as("nothing changed").isEqualTo(70);
+        assertThat(redis.opsForSet().isMember(WatermarkKeys.nodeUsersKey("node-m"), user)).isTrue();
+        assertThat(index.disconnect(s)).as("the adapter reads the node itself").isTrue();
+        assertThat(redis.opsForSet().isMember(WatermarkKeys.nodeUsersKey("node-m"), user)).isFalse();
+        assertThat(pin(user)).isNull();
+    }
 
     @Test
     void anOutOfOrderAckNeverLiftsThePinPastAGap() {
