@@ -14,6 +14,15 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Function;
 
+import dev.waterline.session.ClientSession;
+import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.core.ScanOptions;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.ZSetOperations;
+import org.springframework.data.redis.core.script.RedisScript;
+
 import static dev.waterline.watermark.WatermarkKeys.ACKED_PATTERN;
 import static dev.waterline.watermark.WatermarkKeys.ALL_TRUSTED;
 import static dev.waterline.watermark.WatermarkKeys.COUNTS;
@@ -26,15 +35,6 @@ import static dev.waterline.watermark.WatermarkKeys.nodeUsersKey;
 import static dev.waterline.watermark.WatermarkKeys.owedKey;
 import static dev.waterline.watermark.WatermarkKeys.pendingKey;
 import static dev.waterline.watermark.WatermarkKeys.sessionKey;
-
-import dev.waterline.session.ClientSession;
-import dev.waterline.watermark.WatermarkIndex;
-import dev.waterline.watermark.WatermarkKeys;
-import org.springframework.core.io.ClassPathResource;
-import org.springframework.data.redis.core.ScanOptions;
-import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.ZSetOperations;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The {@link WatermarkIndex} on Redis: the Java face of the watermark scripts, one Redis, the key
