@@ -10,16 +10,23 @@
 -- KEYS[5] wl:cnt           hash: user -> number of pending ids (what the overload reaper reads)
 -- KEYS[6] wl:pins          zset: user -> its pin, the lowest id it has pending or owed
 -- KEYS[7] wl:users:<node>  set: the users whose epoch is on this node (for a sweep of the node)
+-- KEYS[8] wl:users:<the earlier node the caller read>
 -- ARGV[1] session id of the new connection
 -- ARGV[2] user id
 -- ARGV[3] the node it is on
--- The earlier node's set (wl:users:<earlier node>) is named here, not in KEYS: a global key,
--- like wl:cnt and wl:pins (docs/ARCHITECTURE.md, "Redis keys").
--- Returns {earlier session id or '', earlier node or ''}.
-local previous = redis.call('GET', KEYS[1]) or ''
+-- ARGV[4] the earlier node the caller read from wl:node:{user} ('' when none; KEYS[8] is then not touched)
+-- Every key is named in KEYS: the user's keys share the {user} hash tag; wl:cnt, wl:pins and the
+-- nodes' sets are global (one Redis: see WatermarkKeys). Redis Cluster forbids computed key names, so the caller reads the user's node first and
+-- names its set here; should the node have changed since (a race), the script changes nothing and
+-- answers 'moved', and the caller reads again.
+-- Returns {earlier session id or '', earlier node or ''}, or {'moved'} (read again).
 local previousNode = redis.call('GET', KEYS[4]) or ''
+if previousNode ~= ARGV[4] then
+  return {'moved'}
+end
+local previous = redis.call('GET', KEYS[1]) or ''
 if previousNode ~= '' and previousNode ~= ARGV[3] then
-  redis.call('SREM', 'wl:users:' .. previousNode, ARGV[2])
+  redis.call('SREM', KEYS[8], ARGV[2])
 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[4], ARGV[3])

@@ -4,25 +4,33 @@
 -- Their pins would hold the line down forever, and no node rebuilds them. A node counts as long
 -- as it is in wl:nodes, however old its heartbeat: one that missed its heartbeats is the sweep's
 -- (which leaves a tombstone, so that the node closes its connections should it wake), never
--- this script's. Walks the pins a page at a time. The users' own keys are named from their ids
--- (_keys.lua), as in withdraw_node.lua.
+-- this script's. The caller walks the pins a page at a time and, per user of the page, reads the
+-- node Redis places it on; a user whose node changed since, or who holds no pin any more, is left
+-- for the next walk.
 --
 -- KEYS[1] wl:pins   KEYS[2] wl:nodes   KEYS[3] wl:cnt
--- ARGV[1] first rank of the page   ARGV[2] page size
--- (userkey and nodeusers come from _keys.lua, loaded in front of this script.)
--- Returns {users in the page, users removed}.
-local page = redis.call('ZRANGE', KEYS[1], ARGV[1], tonumber(ARGV[1]) + tonumber(ARGV[2]) - 1)
+-- then per user u (from 0), in ARGV's order: KEYS[4+5u] wl:node:{user}   KEYS[5+5u] wl:sess:{user}
+--     KEYS[6+5u] wl:pend:{user}   KEYS[7+5u] wl:shed:{user}   KEYS[8+5u] wl:users:<the node read>
+-- ARGV, per user in the same order: user id, the node the caller read ('' when none; its set is then not touched)
+-- Every key is named in KEYS (one user's keys share its {user} hash tag; the rest are global: one
+-- Redis, see WatermarkKeys).
+-- Returns how many users it removed.
 local removed = 0
-for _, user in ipairs(page) do
-  local node = redis.call('GET', userkey('node', user))
-  if not node or not redis.call('ZSCORE', KEYS[2], node) then
-    redis.call('DEL', userkey('sess', user), userkey('pend', user), userkey('shed', user), userkey('node', user))
+local u = 0
+for a = 1, #ARGV, 2 do
+  local k = 4 + 5 * u
+  local user = ARGV[a]
+  local node = redis.call('GET', KEYS[k]) or ''
+  if node == ARGV[a + 1] and redis.call('ZSCORE', KEYS[1], user)
+      and (node == '' or not redis.call('ZSCORE', KEYS[2], node)) then
+    redis.call('DEL', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k])
     redis.call('HDEL', KEYS[3], user)
     redis.call('ZREM', KEYS[1], user)
-    if node then
-      redis.call('SREM', nodeusers(node), user)
+    if node ~= '' then
+      redis.call('SREM', KEYS[k + 4], user)
     end
     removed = removed + 1
   end
+  u = u + 1
 end
-return {#page, removed}
+return removed

@@ -8,7 +8,6 @@ import dev.waterline.outbox.OutboxStore;
 import dev.waterline.presence.ClusterProperties;
 import dev.waterline.reclaim.ReclaimProperties;
 import dev.waterline.watermark.MarkerStore;
-import io.lettuce.core.RedisURI;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.stereotype.Component;
 
@@ -24,14 +23,20 @@ class ClaimDue {
     record Claimed(List<OutboxRow> rows, MarkerStore.Marker marker) {
     }
 
+    /**
+     * The Redis client's (Lettuce's) command timeout when {@code spring.data.redis.timeout} is
+     * unset: its {@code RedisURI.DEFAULT_TIMEOUT_DURATION}, named here so that Lettuce stays in the
+     * Redis adapters; {@code ClaimDueUnitTests} fails if the client's default moves.
+     */
+    static final Duration REDIS_CLIENT_DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+
     private final Duration lease;
     private final OutboxStore outbox;
     private final MarkerStore markers;
 
     ClaimDue(DeliveryProperties properties, OutboxStore outbox, MarkerStore markers, ClusterProperties cluster,
              ReclaimProperties reclaim, DataRedisProperties redis) {
-        // unset: the client's own default
-        Duration redisTimeout = redis.getTimeout() != null ? redis.getTimeout() : RedisURI.DEFAULT_TIMEOUT_DURATION;
+        Duration redisTimeout = redis.getTimeout() != null ? redis.getTimeout() : REDIS_CLIENT_DEFAULT_TIMEOUT;
         // A write that failed is known for one Redis command timeout later; the node then stops
         // vouching for the index within its trust's life (three heartbeats), and the leader's word
         // to the pollers lives three reclaim passes after its last renewal, which may come a pass

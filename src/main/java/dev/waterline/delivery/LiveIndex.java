@@ -98,25 +98,25 @@ class LiveIndex {
         if (!sessions.isCurrent(to)) {
             return false;
         }
-        int r = sessions.underUserLock(to.userId(), () -> {
+        WatermarkIndex.EpochClaim r = sessions.underUserLock(to.userId(), () -> {
             if (!sessions.isCurrent(to)) {
-                return 0;
+                return WatermarkIndex.EpochClaim.ALREADY_NAMED;
             }
-            int named = watermark.reassert(to, presence.nodeId(), cluster);
-            if (named == 1) {
+            WatermarkIndex.EpochClaim named = watermark.reassert(to, presence.nodeId(), cluster);
+            if (named == WatermarkIndex.EpochClaim.NAMED) {
                 // Redis had lost this epoch, so it may have lost more: rebuild before trusting it.
                 health.suspect();
             }
-            else if (named < 0) {
+            else if (named.closes()) {
                 sessions.unregister(to);
             }
             return named;
         });
-        if (r == WatermarkIndex.SUPERSEDED) {
+        if (r == WatermarkIndex.EpochClaim.SUPERSEDED) {
             to.close(4009, "superseded by a newer connection on another node");
             return false;
         }
-        if (r == WatermarkIndex.GONE) {
+        if (r == WatermarkIndex.EpochClaim.GONE) {
             to.close(1012, "this connection left live delivery; reconnect and resync");
             return false;
         }
@@ -126,17 +126,18 @@ class LiveIndex {
     /**
      * Per id its status for the connection {@code sessionId} of {@code user} (see
      * {@link WatermarkIndex#status}), under PostgreSQL's {@code marker}; or null when the index is
-     * not known to be whole right now (this node does not trust its part under the marker's
-     * generation, for a connection of its own; or, in the cluster, the leader has not lately
-     * found every node trusting it): then nothing may be concluded from a row's absence. An empty
-     * array when Redis does not name that connection as its user's epoch.
+     * not known to be whole right now ({@link WatermarkIndex.Statuses.Unknown}: this node does
+     * not trust its part under the marker's generation, for a connection of its own; or, in the
+     * cluster, the leader has not lately found every node trusting it): then nothing may be
+     * concluded from a row's absence. {@link WatermarkIndex.Statuses.NotTheEpoch} when Redis does
+     * not name that connection as its user's epoch.
      */
-    int[] status(String user, String sessionId, boolean here, MarkerStore.Marker marker, long[] ids) {
+    WatermarkIndex.Statuses status(String user, String sessionId, boolean here, MarkerStore.Marker marker, long[] ids) {
         if (here && health.trustedGeneration() != marker.generation()) {
-            return null;
+            return new WatermarkIndex.Statuses.Unknown();
         }
         if (!cluster && health.trustedGeneration() != marker.generation()) {
-            return null;
+            return new WatermarkIndex.Statuses.Unknown();
         }
         return watermark.status(user, sessionId, marker.token(), marker.generation(), cluster, ids);
     }

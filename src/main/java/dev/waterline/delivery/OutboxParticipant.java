@@ -3,11 +3,11 @@ package dev.waterline.delivery;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.waterline.commit.Transaction;
 import dev.waterline.ingest.CommitParticipant;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.outbox.OutboxStore;
-import dev.waterline.sql.Statement;
 import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
 
@@ -47,8 +47,8 @@ class OutboxParticipant implements CommitParticipant {
         OutboxStore.Append append = outbox.append(deliveries, batch.sentAt(), properties.lease());
         return new Contribution() {
             @Override
-            public List<Statement> statements() {
-                return List.of(append.statement());
+            public void join(Transaction tx) {
+                append.joinCommit(tx);
             }
 
             @Override

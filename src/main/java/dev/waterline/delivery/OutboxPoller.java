@@ -10,6 +10,7 @@ import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.reaper.AttemptsReaper;
+import dev.waterline.watermark.WatermarkIndex;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -86,7 +87,7 @@ public class OutboxPoller implements SmartLifecycle {
             String user = e.getKey();
             List<OutboxRow> rows = e.getValue();
             RowJudge.Place place = located.place(user, recipients.here(user));
-            int[] status = recipients.status(user, place, claimed.marker(), rows);
+            WatermarkIndex.Statuses status = recipients.status(user, place, claimed.marker(), rows);
             pass.apply(place, RowJudge.judge(place, rows, status, attempts));
         }
         pass.finish();

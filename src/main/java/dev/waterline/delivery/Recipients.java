@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.Location;
@@ -11,6 +12,7 @@ import dev.waterline.presence.Presence;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.MarkerStore;
+import dev.waterline.watermark.WatermarkIndex;
 import org.springframework.stereotype.Component;
 
 /**
@@ -48,19 +50,19 @@ class Recipients {
                 notHere.add(user);
             }
         }
-        Map<String, Location> located = notHere.isEmpty() ? Map.of() : presence.locateIfWhole(notHere, marker);
+        Optional<Map<String, Location>> located = notHere.isEmpty() ? Optional.of(Map.of()) : presence.locateIfWhole(notHere, marker);
         RowJudge.Located where = RowJudge.Located.of(located, presence.nodeId());
         where.ghosts().forEach(watermark::forgetGhost);
         return where;
     }
 
     /** The index's word on each of the rows of a recipient connected here or elsewhere (see {@link RowJudge#judge}). */
-    int[] status(String user, RowJudge.Place place, MarkerStore.Marker marker, List<OutboxRow> rows) {
+    WatermarkIndex.Statuses status(String user, RowJudge.Place place, MarkerStore.Marker marker, List<OutboxRow> rows) {
         return switch (place) {
             case RowJudge.Place.Here h -> watermark.status(user, h.session().sessionId(), true, marker, RowJudge.ids(rows));
             case RowJudge.Place.Elsewhere e -> watermark.status(user, e.location().sessionId(), false, marker, RowJudge.ids(rows));
-            case RowJudge.Place.Nowhere n -> null;
-            case RowJudge.Place.Unknown u -> null;
+            case RowJudge.Place.Nowhere n -> new WatermarkIndex.Statuses.Unknown();
+            case RowJudge.Place.Unknown u -> new WatermarkIndex.Statuses.Unknown();
         };
     }
 }

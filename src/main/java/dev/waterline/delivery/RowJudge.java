@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import dev.waterline.outbox.OutboxRow;
@@ -82,10 +83,11 @@ final class RowJudge {
      */
     record Located(Map<String, Location> elsewhere, Set<String> ghosts, boolean whole) {
 
-        static Located of(Map<String, Location> located, String self) {
-            if (located == null) {
+        static Located of(Optional<Map<String, Location>> whole, String self) {
+            if (whole.isEmpty()) {
                 return new Located(Map.of(), Set.of(), false);
             }
+            Map<String, Location> located = whole.get();
             Map<String, Location> elsewhere = new LinkedHashMap<>();
             Set<String> ghosts = new LinkedHashSet<>();
             located.forEach((user, where) -> {
@@ -123,32 +125,37 @@ final class RowJudge {
 
     /**
      * The verdict on one recipient's rows. {@code status} is the index's word on each row, in the
-     * rows' order ({@link WatermarkIndex#OWED}, {@link WatermarkIndex#PENDING}, anything else: done
-     * with), empty when Redis does not name this connection as its user's epoch, null when the
-     * index is not known to be whole; it is read only for a recipient connected somewhere.
+     * rows' order ({@link WatermarkIndex.RowStatus#OWED}, {@link WatermarkIndex.RowStatus#PENDING},
+     * {@link WatermarkIndex.RowStatus#NEITHER}: done with), or that Redis does not name this
+     * connection as its user's epoch, or that the index is not known to be whole; it is read only
+     * for a recipient connected somewhere.
      */
-    static Verdict judge(Place place, List<OutboxRow> rows, int[] status, AttemptsReaper.Verdict attempts) {
+    static Verdict judge(Place place, List<OutboxRow> rows, WatermarkIndex.Statuses status, AttemptsReaper.Verdict attempts) {
         if (place instanceof Place.Unknown) {
             return new Verdict.Leave();
         }
         if (place instanceof Place.Nowhere) {
             return new Verdict.RetireAll(ids(rows));
         }
-        if (status == null) {
-            return new Verdict.Leave();
-        }
-        if (status.length == 0) {
-            return new Verdict.NotTheEpoch();
+        List<WatermarkIndex.RowStatus> each;
+        switch (status) {
+            case WatermarkIndex.Statuses.Unknown u -> {
+                return new Verdict.Leave();
+            }
+            case WatermarkIndex.Statuses.NotTheEpoch n -> {
+                return new Verdict.NotTheEpoch();
+            }
+            case WatermarkIndex.Statuses.Known k -> each = k.each();
         }
         List<OutboxRow> owed = new ArrayList<>();
         List<OutboxRow> again = new ArrayList<>();
         List<OutboxRow> retire = new ArrayList<>();
         for (int i = 0; i < rows.size(); i++) {
             OutboxRow row = rows.get(i);
-            switch (status[i]) {
-                case WatermarkIndex.OWED -> owed.add(row);
-                case WatermarkIndex.PENDING -> again.add(row);
-                default -> retire.add(row);
+            switch (each.get(i)) {
+                case OWED -> owed.add(row);
+                case PENDING -> again.add(row);
+                case NEITHER -> retire.add(row);
             }
         }
         if (attempts.withdraws(again.stream().mapToInt(OutboxRow::attempts))) {

@@ -1,5 +1,6 @@
 package dev.waterline.gateway;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 
@@ -54,7 +55,7 @@ class Admission {
 
     /** The two calls admission makes of the watermark index (named here so that a unit test can stand in for Redis). */
     interface Epochs {
-        WatermarkIndex.Previous connect(ClientSession s, String node);
+        Optional<WatermarkIndex.SessionLocation> connect(ClientSession s, String node);
 
         void disconnect(ClientSession s);
     }
@@ -87,7 +88,7 @@ class Admission {
               GatewayMetrics metrics) {
         this(sessions, new Epochs() {
             @Override
-            public WatermarkIndex.Previous connect(ClientSession s, String node) {
+            public Optional<WatermarkIndex.SessionLocation> connect(ClientSession s, String node) {
                 return watermark.connect(s, node);
             }
 
@@ -138,16 +139,13 @@ class Admission {
         String userId = conn.userId();
         String node = presence.nodeId();
         Result[] outcome = {new Admitted()};
-        WatermarkIndex.Previous[] elsewhere = {null};
+        WatermarkIndex.SessionLocation[] elsewhere = {null};
         // Registry and Redis epoch change together: two connections of one user racing here must
         // not leave Redis naming the evicted one while the registry names the survivor.
         ClientSession evicted = sessions.underUserLock(userId, () -> {
             ClientSession previous = sessions.register(conn);
             try {
-                WatermarkIndex.Previous p = watermark.connect(conn, node);
-                if (p.node() != null && p.sessionId() != null && !p.node().equals(node)) {
-                    elsewhere[0] = p;
-                }
+                watermark.connect(conn, node).filter(p -> !p.node().equals(node)).ifPresent(p -> elsewhere[0] = p);
             }
             catch (RuntimeException e) {
                 metrics.indexFailuresAtConnect().increment();

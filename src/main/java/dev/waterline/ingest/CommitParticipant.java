@@ -3,6 +3,8 @@ package dev.waterline.ingest;
 import java.time.Instant;
 import java.util.List;
 
+import dev.waterline.commit.Transaction;
+import dev.waterline.sql.SqlTransaction;
 import dev.waterline.sql.Statement;
 
 /**
@@ -32,8 +34,25 @@ public interface CommitParticipant {
     /** A participant's part of one transaction. */
     interface Contribution {
 
-        /** Statements for the batch's transaction; each with a row handler if it returns rows. */
-        List<Statement> statements();
+        /**
+         * Statements for the batch's transaction; each with a row handler if it returns rows. For
+         * a participant whose rows are PostgreSQL statements of its own; one that writes through a
+         * port joins with {@link #join} instead and returns none.
+         */
+        default List<Statement> statements() {
+            return List.of();
+        }
+
+        /**
+         * Adds this participant's part to the group commit's transaction {@code tx} (ingest opens
+         * and owns it), after the history rows. The default adds {@link #statements()} to it as a
+         * PostgreSQL transaction; a participant that writes through a port hands {@code tx} to the
+         * port, whose adapter unwraps it to its own kind (the outbox's append).
+         */
+        default void join(Transaction tx) {
+            SqlTransaction sql = tx.unwrap(SqlTransaction.class);
+            statements().forEach(sql::add);
+        }
 
         /**
          * The transaction committed, {@code committedAtMillis} (epoch ms) as its commit returned:

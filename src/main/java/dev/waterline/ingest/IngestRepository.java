@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
+import dev.waterline.commit.Transaction;
+import dev.waterline.sql.SqlTransaction;
 import dev.waterline.sql.Statement;
 import dev.waterline.sql.Statements;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -255,11 +257,12 @@ class IngestRepository {
         // after the history rows (I1), in the same round trip
         CommitParticipant.Batch batch = new CommitParticipant.Batch(List.copyOf(created), now);
         List<CommitParticipant.Contribution> contributions = new ArrayList<>(participants.size());
+        Transaction tx = transaction(writes::add);
         for (CommitParticipant p : participants) {
             CommitParticipant.Contribution c = p.contribute(batch);
             if (c != null) {
                 contributions.add(c);
-                writes.addAll(c.statements());
+                c.join(tx);
             }
         }
         Statements.run(jdbc, writes);
@@ -267,6 +270,19 @@ class IngestRepository {
             throw new KeyTaken();
         }
         return new Result(outcomes, contributions, 0);
+    }
+
+    /** This attempt's transaction as the participants join it: statements they add run after ingest's writes. */
+    private static Transaction transaction(SqlTransaction writes) {
+        return new Transaction() {
+            @Override
+            public <T> T unwrap(Class<T> kind) {
+                if (kind != SqlTransaction.class) {
+                    throw new IllegalArgumentException("the group commit is a PostgreSQL transaction, not a " + kind.getName());
+                }
+                return kind.cast(writes);
+            }
+        };
     }
 
     int purgeKeysOlderThan(Instant cutoff, int chunk) {

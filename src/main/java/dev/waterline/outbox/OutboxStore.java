@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
-import dev.waterline.sql.Statement;
+import dev.waterline.commit.Transaction;
 
 /**
  * The delivery buffer: one row per recipient of each accepted message, from the message's own
@@ -24,13 +24,17 @@ public interface OutboxStore {
                     String correlationId, String body, String kind, String streamId) {
     }
 
-    /** The rows of one group commit: the statement it runs in its transaction, and what it made. */
+    /** The rows of one group commit: their write in its transaction, and what it made. */
     interface Append {
 
-        /** Runs in the group commit's transaction, after the history rows (I1). */
-        Statement statement();
+        /**
+         * Writes the rows in the group commit's transaction {@code tx}, after the history rows
+         * (I1): they commit, or roll back, with the messages. The adapter unwraps {@code tx} to
+         * the kind of transaction its store takes part in.
+         */
+        void joinCommit(Transaction tx);
 
-        /** After commit: the rows the statement wrote, with the commit's time. */
+        /** After commit: the rows {@link #joinCommit} wrote, with the commit's time. */
         List<OutboxRow> rows(long committedAtMillis);
     }
 

@@ -3,7 +3,8 @@
  * commit, claim due rows, retire, reclaim below a line, scan for an index rebuild), the row type
  * every delivery path shares ({@link dev.waterline.outbox.OutboxRow}), and the depth and age
  * gauges. {@code outbox.postgres} is the adapter: the {@code outbox} table, read only in id
- * order, so that a log could serve every query. Calls {@code sql}, {@code lifecycle} and
+ * order, so that a log could serve every query. Calls {@code commit} (the append joins
+ * ingest's group commit), {@code sql}, {@code lifecycle} and
  * {@code metrics}.
  */
 package dev.waterline.outbox;

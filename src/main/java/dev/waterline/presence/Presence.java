@@ -3,6 +3,7 @@ package dev.waterline.presence;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.waterline.watermark.MarkerStore;
 
@@ -33,10 +34,10 @@ public interface Presence {
     /**
      * Where each of {@code users} has its epoch, this node included, only while the index is known
      * to be whole under PostgreSQL's {@code marker} (and, in the cluster, the leader's word that
-     * every node trusts it): null otherwise. A user absent from the answer is connected nowhere
+     * every node trusts it): empty otherwise. A user absent from the answer is connected nowhere
      * else; one placed on this node that holds no connection here is a ghost epoch.
      */
-    Map<String, Location> locateIfWhole(Collection<String> users, MarkerStore.Marker marker);
+    Optional<Map<String, Location>> locateIfWhole(Collection<String> users, MarkerStore.Marker marker);
 
     /** Nodes this node sees alive (itself included). */
     int liveNodes();

@@ -1,6 +1,6 @@
 package dev.waterline.reclaim;
 
-import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
 
 import dev.waterline.metrics.WaterlineMetrics;
@@ -52,13 +52,14 @@ class Generations {
 
     /**
      * Why a new generation is due, or null: Redis holds another marker token or generation than
-     * PostgreSQL ({@code heldToken} null: none at all), {@code dead} nodes were declared dead, or a
+     * PostgreSQL ({@code heldToken} empty: none at all), {@code dead} nodes were declared dead, or a
      * node asked ({@code requested}, asked last: it costs a Redis call).
      */
-    static String whyNew(Long heldToken, Long heldGeneration, MarkerStore.Marker marker, int dead, BooleanSupplier requested) {
-        if (!Objects.equals(heldToken, marker.token()) || !Objects.equals(heldGeneration, marker.generation())) {
-            return heldToken == null ? "Redis holds no marker" : "Redis holds marker " + heldToken + " of generation "
-                    + heldGeneration + ", PostgreSQL " + marker.token() + " of " + marker.generation();
+    static String whyNew(OptionalLong heldToken, OptionalLong heldGeneration, MarkerStore.Marker marker, int dead, BooleanSupplier requested) {
+        if (!heldToken.equals(OptionalLong.of(marker.token())) || !heldGeneration.equals(OptionalLong.of(marker.generation()))) {
+            return heldToken.isEmpty() ? "Redis holds no marker" : "Redis holds marker " + heldToken.getAsLong() + " of generation "
+                    + (heldGeneration.isEmpty() ? "none" : Long.toString(heldGeneration.getAsLong())) + ", PostgreSQL "
+                    + marker.token() + " of " + marker.generation();
         }
         if (dead > 0) {
             return dead + " node(s) declared dead";
@@ -73,12 +74,12 @@ class Generations {
      * Redis holds a marker ahead of PostgreSQL's: the database was restored to an earlier point,
      * and its outbox hands out ids Redis's acked sets may already name.
      */
-    static boolean redisAhead(Long heldToken, MarkerStore.Marker marker) {
-        return heldToken != null && heldToken > marker.token();
+    static boolean redisAhead(OptionalLong heldToken, MarkerStore.Marker marker) {
+        return heldToken.isPresent() && heldToken.getAsLong() > marker.token();
     }
 
-    /** Redis's generation of the index (null: none), read first in every pass. */
-    Long held() {
+    /** Redis's generation of the index (empty: none), read first in every pass. */
+    OptionalLong held() {
         return index.redis().generation();
     }
 
@@ -88,8 +89,8 @@ class Generations {
      */
     MarkerStore.Marker standing(long epoch) {
         MarkerStore.Marker m = index.markers().read();
-        Long heldToken = index.redis().marker();
-        Long heldGeneration = index.redis().generation();
+        OptionalLong heldToken = index.redis().marker();
+        OptionalLong heldGeneration = index.redis().generation();
         int dead = presence.sweepDeadNodes();
         String why = whyNew(heldToken, heldGeneration, m, dead, index.redis()::newGenerationRequested);
         if (why == null) {

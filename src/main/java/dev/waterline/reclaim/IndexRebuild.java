@@ -2,7 +2,7 @@ package dev.waterline.reclaim;
 
 import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.Set;
 
 import dev.waterline.metrics.WaterlineMetrics;
@@ -61,12 +61,12 @@ class IndexRebuild {
     }
 
     /**
-     * What to do, given Redis's generation ({@code held}, null: none), PostgreSQL's
+     * What to do, given Redis's generation ({@code held}, empty: none), PostgreSQL's
      * ({@code generation}), the one this node trusts its part under, whether it wants a new one
      * ({@code wanted}) and the one above which it waits for a new one ({@code awaitingAbove}).
      */
-    static Next next(Long held, long generation, long trusted, boolean wanted, long awaitingAbove) {
-        if (held == null || held != generation || trusted == generation) {
+    static Next next(OptionalLong held, long generation, long trusted, boolean wanted, long awaitingAbove) {
+        if (held.isEmpty() || held.getAsLong() != generation || trusted == generation) {
             return Next.NOTHING;
         }
         if (wanted) {
@@ -78,7 +78,7 @@ class IndexRebuild {
     /** This node's part of a pass. */
     void keep() {
         MarkerStore.Marker m = index.markers().read();
-        Long held = index.redis().generation();
+        OptionalLong held = index.redis().generation();
         long trusted = index.health().trustedGeneration();
         long seen = index.health().suspicions();
         switch (next(held, m.generation(), trusted, index.health().newGenerationWanted(), awaitingAbove)) {
@@ -128,27 +128,27 @@ class IndexRebuild {
         int superseded = 0;
         for (ClientSession s : sessions.all()) {
             long[] ids = scan.byRecipient().getOrDefault(s.userId(), List.of()).stream().mapToLong(Long::longValue).toArray();
-            int kept = sessions.underUserLock(s.userId(), () -> {
+            WatermarkIndex.EpochClaim kept = sessions.underUserLock(s.userId(), () -> {
                 if (!sessions.isCurrent(s)) {
-                    return 0;
+                    return WatermarkIndex.EpochClaim.ALREADY_NAMED;
                 }
-                int r = watermark.rebuildUser(s, node, clustered, scan.highestId(), ids);
-                if (r < 0) {
+                WatermarkIndex.EpochClaim r = watermark.rebuildUser(s, node, clustered, scan.highestId(), ids);
+                if (r.closes()) {
                     sessions.unregister(s);
                 }
                 return r;
             });
-            if (kept == WatermarkIndex.SUPERSEDED) {
+            if (kept == WatermarkIndex.EpochClaim.SUPERSEDED) {
                 superseded++;
                 s.close(4009, "superseded by a newer connection on another node");
             }
-            else if (kept == WatermarkIndex.GONE) {
+            else if (kept == WatermarkIndex.EpochClaim.GONE) {
                 superseded++;
                 s.close(1012, "this connection left live delivery; reconnect and resync");
             }
-            connections += Math.max(kept, 0);
+            connections += kept == WatermarkIndex.EpochClaim.NAMED ? 1 : 0;
         }
-        if (!Objects.equals(watermark.generation(), generation)) {
+        if (!watermark.generation().equals(OptionalLong.of(generation))) {
             log.warn("Redis lost generation " + generation + " of the index during the rebuild; rebuilding again on the next pass");
             return;
         }

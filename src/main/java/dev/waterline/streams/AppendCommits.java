@@ -9,7 +9,7 @@ import dev.waterline.lifecycle.Loops;
 import org.springframework.stereotype.Component;
 
 /**
- * One step of the appender's writers: a batch committed ({@link AppendStore}), then every request
+ * One step of the appender's writers: a batch committed ({@link AppendRepository}), then every request
  * answered and the committed chunks handed over to this node's tails and signalled to the other
  * nodes. A failure of one request's data is split down to it ({@link Isolation}) and that request
  * alone is refused {@code invalid}; a missing partition or an outage refuses the batch
@@ -19,14 +19,14 @@ import org.springframework.stereotype.Component;
 @Component
 class AppendCommits {
 
-    private final AppendStore store;
+    private final AppendRepository store;
     private final Loops loops;
     private final Tails tails;
     private final StreamSignals signals;
     private final ChunkPartitions partitions;
     private final StreamMetrics metrics;
 
-    AppendCommits(AppendStore store, Loops loops, Tails tails, StreamSignals signals, ChunkPartitions partitions,
+    AppendCommits(AppendRepository store, Loops loops, Tails tails, StreamSignals signals, ChunkPartitions partitions,
                   StreamMetrics metrics) {
         this.store = store;
         this.loops = loops;
@@ -50,7 +50,7 @@ class AppendCommits {
 
     /** Commits the requests and answers them; throws only for a failure one of them may have caused. */
     private void commit(List<AppendRequest> requests) {
-        AppendStore.Outcome outcome;
+        AppendRepository.Outcome outcome;
         try {
             outcome = store.commit(requests);
         }

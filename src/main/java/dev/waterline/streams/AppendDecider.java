@@ -1,6 +1,6 @@
 package dev.waterline.streams;
 
-import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -12,7 +12,7 @@ import java.util.Set;
  * The appender's decisions, with no database: each request of a batch decided in arrival order
  * against its stream's row as the batch's earlier requests left it (S1: seq n + 1 only after n;
  * S2: a request is refused before anything of it is added; S3: a retry of chunks stored with the
- * same content is done and adds nothing). {@link AppendStore} reads the {@link Facts} under the
+ * same content is done and adds nothing). {@link AppendRepository} reads the {@link Facts} under the
  * rows' locks and writes what the decisions changed.
  */
 final class AppendDecider {
@@ -38,7 +38,7 @@ final class AppendDecider {
 
     /** A stream row as stored, before the batch. */
     record Stored(String streamId, String chatId, String producerId, String state, long lastSeq, String createdAt,
-                  Timestamp lastAppendAt, Opening opening) {
+                  Instant lastAppendAt, Opening opening) {
     }
 
     /** The stream's opening: its title, its chat message, that message's seq and (for an aborted stream) the reason. */
@@ -62,7 +62,7 @@ final class AppendDecider {
     static final class Row {
         final String streamId, chatId, producerId, createdAt, title, messageId;
         final long chatSeq, storedLastSeq;
-        final Timestamp lastAppendAt;
+        final Instant lastAppendAt;
         String state, reason;
         long lastSeq;
         boolean appended, changed;
@@ -141,7 +141,7 @@ final class AppendDecider {
             return new Refused(Refusal.notFound());
         }
         if (r.op() == AppendRequest.Op.IDLE_ABORT) {
-            if (StreamView.OPEN.equals(row.state) && !row.appended && row.lastAppendAt.getTime() < facts.idleCutoffMillis()) {
+            if (StreamView.OPEN.equals(row.state) && !row.appended && row.lastAppendAt.toEpochMilli() < facts.idleCutoffMillis()) {
                 row.state = StreamView.ABORTED;
                 row.reason = "idle";
                 row.changed = true;

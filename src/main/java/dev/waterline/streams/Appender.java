@@ -21,7 +21,7 @@ import org.springframework.stereotype.Component;
  * <p>Shape: {@code writers} loops of {@link Loops}, each draining its own shard of the bounded
  * queue ({@link ShardedQueues}, sharded by stream so that a stream's requests commit in arrival
  * order). A step gathers a batch ({@link Batches}) and {@link AppendCommits} commits it in one transaction
- * ({@link AppendStore}: lock the batch's stream rows in id order, read their {@code last_seq} and
+ * ({@link AppendRepository}: lock the batch's stream rows in id order, read their {@code last_seq} and
  * state, decide every request in arrival order ({@link AppendDecider}), insert the chunks, raise
  * each row's {@code last_seq}); only after the commit does it answer each request and hand the
  * committed chunks over to this node's tails ({@link Tails}) in memory and to the other nodes'

@@ -3,6 +3,7 @@ package dev.waterline.delivery;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.waterline.delivery.RowJudge.Place;
 import dev.waterline.delivery.RowJudge.Verdict;
@@ -10,11 +11,12 @@ import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.Location;
 import dev.waterline.reaper.AttemptsReaper;
 import dev.waterline.session.ClientSession;
+import dev.waterline.watermark.WatermarkIndex.Statuses;
 import org.junit.jupiter.api.Test;
 
-import static dev.waterline.watermark.WatermarkIndex.NEITHER;
-import static dev.waterline.watermark.WatermarkIndex.OWED;
-import static dev.waterline.watermark.WatermarkIndex.PENDING;
+import static dev.waterline.watermark.WatermarkIndex.RowStatus.NEITHER;
+import static dev.waterline.watermark.WatermarkIndex.RowStatus.OWED;
+import static dev.waterline.watermark.WatermarkIndex.RowStatus.PENDING;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class RowJudgeUnitTests {
@@ -25,25 +27,25 @@ class RowJudgeUnitTests {
 
     @Test
     void rowsOfARecipientConnectedNowhereAreAllRetired() {
-        Verdict v = RowJudge.judge(new Place.Nowhere(), List.of(row(1, 0), row(2, 5)), null, attempts);
+        Verdict v = RowJudge.judge(new Place.Nowhere(), List.of(row(1, 0), row(2, 5)), new Statuses.Unknown(), attempts);
 
         assertThat(v).isInstanceOfSatisfying(Verdict.RetireAll.class, r -> assertThat(r.ids()).containsExactly(1, 2));
     }
 
     @Test
     void rowsOfARecipientWhoseWhereaboutsAreUnknownAreLeftToTheirLease() {
-        assertThat(RowJudge.judge(new Place.Unknown(), List.of(row(1, 0)), new int[] {OWED}, attempts)).isInstanceOf(Verdict.Leave.class);
+        assertThat(RowJudge.judge(new Place.Unknown(), List.of(row(1, 0)), new Statuses.Known(List.of(OWED)), attempts)).isInstanceOf(Verdict.Leave.class);
     }
 
     @Test
     void anIndexNotKnownToBeWholeLeavesTheRowsOfAConnectedRecipientLeased() {
-        assertThat(RowJudge.judge(here, List.of(row(1, 0)), null, attempts)).isInstanceOf(Verdict.Leave.class);
-        assertThat(RowJudge.judge(elsewhere, List.of(row(1, 0)), null, attempts)).isInstanceOf(Verdict.Leave.class);
+        assertThat(RowJudge.judge(here, List.of(row(1, 0)), new Statuses.Unknown(), attempts)).isInstanceOf(Verdict.Leave.class);
+        assertThat(RowJudge.judge(elsewhere, List.of(row(1, 0)), new Statuses.Unknown(), attempts)).isInstanceOf(Verdict.Leave.class);
     }
 
     @Test
     void aConnectionRedisDoesNotNameAsTheEpochGetsNothing() {
-        assertThat(RowJudge.judge(here, List.of(row(1, 0)), new int[0], attempts)).isInstanceOf(Verdict.NotTheEpoch.class);
+        assertThat(RowJudge.judge(here, List.of(row(1, 0)), new Statuses.NotTheEpoch(), attempts)).isInstanceOf(Verdict.NotTheEpoch.class);
     }
 
     @Test
@@ -52,7 +54,7 @@ class RowJudgeUnitTests {
         OutboxRow pending = row(2, 1);
         OutboxRow done = row(3, 0);
 
-        Verdict v = RowJudge.judge(here, List.of(owed, pending, done), new int[] {OWED, PENDING, NEITHER}, attempts);
+        Verdict v = RowJudge.judge(here, List.of(owed, pending, done), new Statuses.Known(List.of(OWED, PENDING, NEITHER)), attempts);
 
         assertThat(v).isInstanceOfSatisfying(Verdict.Send.class, s -> {
             assertThat(s.owed()).containsExactly(owed);
@@ -63,7 +65,7 @@ class RowJudgeUnitTests {
 
     @Test
     void aPendingRowReSentMaxDeliveryAttemptsTimesWithdrawsTheRecipientAndStillRetiresWhatIsDone() {
-        Verdict v = RowJudge.judge(elsewhere, List.of(row(1, 0), row(2, 3), row(3, 0)), new int[] {OWED, PENDING, NEITHER}, attempts);
+        Verdict v = RowJudge.judge(elsewhere, List.of(row(1, 0), row(2, 3), row(3, 0)), new Statuses.Known(List.of(OWED, PENDING, NEITHER)), attempts);
 
         assertThat(v).isInstanceOfSatisfying(Verdict.Withdraw.class, w -> assertThat(w.retire()).containsExactly(3));
     }
@@ -71,7 +73,7 @@ class RowJudgeUnitTests {
     @Test
     void anOwedRowWithManyAttemptsWithdrawsNoOne() {
         // only re-sends of a written row count: an owed row was never written to this connection
-        Verdict v = RowJudge.judge(here, List.of(row(1, 9)), new int[] {OWED}, attempts);
+        Verdict v = RowJudge.judge(here, List.of(row(1, 9)), new Statuses.Known(List.of(OWED)), attempts);
 
         assertThat(v).isInstanceOf(Verdict.Send.class);
     }
@@ -82,7 +84,7 @@ class RowJudgeUnitTests {
         located.put("carol", new Location("carol", "node-one", "s-9"));
         located.put("dave", new Location("dave", "node-two", "s-3"));
 
-        RowJudge.Located where = RowJudge.Located.of(located, "node-one");
+        RowJudge.Located where = RowJudge.Located.of(Optional.of(located), "node-one");
 
         assertThat(where.ghosts()).containsExactly("carol");
         assertThat(where.place("carol", null)).isInstanceOf(Place.Nowhere.class);
@@ -92,7 +94,7 @@ class RowJudgeUnitTests {
 
     @Test
     void withoutRedisWordThatTheIndexIsWholeARecipientNotHereIsUnknownNotNowhere() {
-        RowJudge.Located where = RowJudge.Located.of(null, "node-one");
+        RowJudge.Located where = RowJudge.Located.of(Optional.empty(), "node-one");
 
         assertThat(where.place("carol", null)).isInstanceOf(Place.Unknown.class);
         assertThat(where.ghosts()).isEmpty();
@@ -101,7 +103,7 @@ class RowJudgeUnitTests {
     @Test
     void aConnectionHereWinsOverWhatRedisSaid() {
         Session bob = new Session("bob", "s-1");
-        RowJudge.Located where = RowJudge.Located.of(Map.of("bob", new Location("bob", "node-two", "s-2")), "node-one");
+        RowJudge.Located where = RowJudge.Located.of(Optional.of(Map.of("bob", new Location("bob", "node-two", "s-2"))), "node-one");
 
         assertThat(where.place("bob", bob)).isEqualTo(new Place.Here(bob));
     }

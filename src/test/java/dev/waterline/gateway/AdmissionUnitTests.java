@@ -1,6 +1,7 @@
 package dev.waterline.gateway;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -54,13 +55,13 @@ class AdmissionUnitTests {
 
     /** Redis as the test says: the previous epoch it names, or a failure. */
     static final class Epochs implements Admission.Epochs {
-        volatile WatermarkIndex.Previous previous = new WatermarkIndex.Previous(null, null);
+        volatile Optional<WatermarkIndex.SessionLocation> previous = Optional.empty();
         volatile RuntimeException failure;
         final List<String> connected = new CopyOnWriteArrayList<>();
         final List<String> disconnected = new CopyOnWriteArrayList<>();
 
         @Override
-        public WatermarkIndex.Previous connect(ClientSession s, String node) {
+        public Optional<WatermarkIndex.SessionLocation> connect(ClientSession s, String node) {
             if (failure != null) {
                 throw failure;
             }
@@ -146,7 +147,7 @@ class AdmissionUnitTests {
     @Test
     void theUsersEarlierConnectionOnAnotherNodeIsClosedThereBeforeAdmission() {
         Nodes nodes = new Nodes(true);
-        epochs.previous = new WatermarkIndex.Previous("s0", "n2");
+        epochs.previous = Optional.of(new WatermarkIndex.SessionLocation("n2", "s0"));
 
         assertThat(admission(nodes).admit(new Session("alice", "s1"), () -> false)).isInstanceOf(Admission.Admitted.class);
 
@@ -156,7 +157,7 @@ class AdmissionUnitTests {
     @Test
     void anEarlierEpochOnThisNodeIsNotAskedOfAnotherNode() {
         Nodes nodes = new Nodes(true);
-        epochs.previous = new WatermarkIndex.Previous("s0", "n1");
+        epochs.previous = Optional.of(new WatermarkIndex.SessionLocation("n1", "s0"));
 
         admission(nodes).admit(new Session("alice", "s1"), () -> false);
 

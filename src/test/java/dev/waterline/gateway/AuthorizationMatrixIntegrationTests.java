@@ -8,6 +8,7 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -262,11 +263,11 @@ class AuthorizationMatrixIntegrationTests {
                 }
             }
             softly.assertAll();
-            assertThat(redis.opsForZSet().score(WatermarkIndex.pendingKey("fmatrix-bob"), Long.toString(bobsDelivery)))
+            assertThat(redis.opsForZSet().score(WatermarkKeys.pendingKey("fmatrix-bob"), Long.toString(bobsDelivery)))
                     .as("acks by alice and mallory of bob's delivery id changed nothing of bob's").isNotNull();
             b.ack(bobsDelivery);
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
-                    redis.opsForZSet().score(WatermarkIndex.pendingKey("fmatrix-bob"), Long.toString(bobsDelivery)) == null);
+                    redis.opsForZSet().score(WatermarkKeys.pendingKey("fmatrix-bob"), Long.toString(bobsDelivery)) == null);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.waterline.gateway;
 import java.time.Duration;
 
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -72,13 +73,13 @@ class MessagePathIntegrationTests {
         try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, bob)) {
             a.next("welcome");
             String session = b.next("welcome").get("sessionId").asString();
-            redis.delete(WatermarkIndex.sessionKey("mp-lost-bob"));
+            redis.delete(WatermarkKeys.sessionKey("mp-lost-bob"));
 
             a.sendMessage("lost-1", chat, "still live");
             String messageId = a.answer("lost-1").get("messageId").asString();
             JsonNode m = b.next(f -> messageId.equals(f.path("messageId").asString()), Duration.ofSeconds(10));
-            assertThat(redis.opsForValue().get(WatermarkIndex.sessionKey("mp-lost-bob"))).isEqualTo(session);
-            assertThat(redis.opsForZSet().score(WatermarkIndex.pendingKey("mp-lost-bob"), Long.toString(m.get("deliveryId").asLong()))).isNotNull();
+            assertThat(redis.opsForValue().get(WatermarkKeys.sessionKey("mp-lost-bob"))).isEqualTo(session);
+            assertThat(redis.opsForZSet().score(WatermarkKeys.pendingKey("mp-lost-bob"), Long.toString(m.get("deliveryId").asLong()))).isNotNull();
         }
     }
 }

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -41,7 +42,7 @@ class SessionEpochRaceIntegrationTests {
                     await().atMost(Duration.ofSeconds(10)).until(() -> c1.isClosed() || c2.isClosed());
                     WsClient survivor = c1.isClosed() ? c2 : c1;
                     String survivorSession = survivor.next("welcome").get("sessionId").asString();
-                    assertThat(redis.opsForValue().get(WatermarkIndex.sessionKey("race-bob"))).as("round " + round).isEqualTo(survivorSession);
+                    assertThat(redis.opsForValue().get(WatermarkKeys.sessionKey("race-bob"))).as("round " + round).isEqualTo(survivorSession);
 
                     String corr = "race-" + round;
                     sender.sendMessage(corr, chat, corr);

@@ -34,7 +34,7 @@ class ObservabilityIntegrationTests {
     private static final Pattern SERIES = Pattern.compile("\\b((?:waterline|jvm|hikaricp|process)_[a-z0-9_]+)\\b");
     /** Labels our own series may carry: none of them names a user, a chat or a hook. */
     private static final Set<String> ALLOWED_LABELS = Set.of("path", "reason", "reaper", "loop", "writer", "le", "quantile",
-            "how", "outcome", "kind", "direction", "at");
+            "how", "outcome", "kind", "direction", "at", "by");
 
     @LocalServerPort
     int port;

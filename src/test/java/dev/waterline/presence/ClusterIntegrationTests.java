@@ -12,6 +12,7 @@ import dev.waterline.support.Api;
 import dev.waterline.support.Cluster;
 import dev.waterline.support.WsClient;
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -113,9 +114,9 @@ class ClusterIntegrationTests {
                 assertThat(older.closeIssuedNanos()).as("the older connection's close was issued").isNotZero();
                 assertThat(older.closeIssuedNanos()).as("the older connection was closed before the newer was welcomed")
                         .isLessThan(newer.welcomedNanos());
-                assertThat(Cluster.redis(one).opsForValue().get(WatermarkIndex.sessionKey("cross-evict")))
+                assertThat(Cluster.redis(one).opsForValue().get(WatermarkKeys.sessionKey("cross-evict")))
                         .isEqualTo(welcome.get("sessionId").asString());
-                assertThat(Cluster.redis(one).opsForValue().get(WatermarkIndex.nodeKey("cross-evict")))
+                assertThat(Cluster.redis(one).opsForValue().get(WatermarkKeys.nodeKey("cross-evict")))
                         .isEqualTo(two.getBean(Presence.class).nodeId()).startsWith("node-two-");
             }
         }
@@ -146,7 +147,7 @@ class ClusterIntegrationTests {
                     }
                 }
                 String sessionId = open.getFirst().next("welcome").get("sessionId").asString();
-                assertThat(Cluster.redis(one).opsForValue().get(WatermarkIndex.sessionKey(user)))
+                assertThat(Cluster.redis(one).opsForValue().get(WatermarkKeys.sessionKey(user)))
                         .as("round %d: Redis names the survivor", round).isEqualTo(sessionId);
             }
             finally {

@@ -12,6 +12,7 @@ import dev.waterline.support.Api;
 import dev.waterline.support.Cluster;
 import dev.waterline.support.WsClient;
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -48,11 +49,11 @@ class NodeDeathIntegrationTests {
                 for (int i = 0; i < 5; i++) {
                     rows.add(bob.next("message").get("deliveryId").asLong());   // never acked
                 }
-                assertThat(redis.opsForZSet().score(WatermarkIndex.PINS, "death-bob")).isEqualTo(java.util.Collections.min(rows).doubleValue());
+                assertThat(redis.opsForZSet().score(WatermarkKeys.PINS, "death-bob")).isEqualTo(java.util.Collections.min(rows).doubleValue());
 
                 long killedAt = System.nanoTime();
                 Cluster.kill(doomed);
-                await().atMost(Duration.ofSeconds(15)).until(() -> redis.opsForZSet().score(WatermarkIndex.PINS, "death-bob") == null);
+                await().atMost(Duration.ofSeconds(15)).until(() -> redis.opsForZSet().score(WatermarkKeys.PINS, "death-bob") == null);
                 Duration freed = Duration.ofNanos(System.nanoTime() - killedAt);
                 assertThat(freed).as("the dead node's client stopped holding the line within the node timeout and a few passes")
                         .isLessThan(Cluster.NODE_TIMEOUT.plusSeconds(5));
@@ -114,7 +115,7 @@ class NodeDeathIntegrationTests {
                 // ... and never deletes at or above a live client's pin
                 assertThat(Cluster.jdbc(one).queryForObject("SELECT count(*) FROM outbox WHERE id = ?", Long.class, carols))
                         .as("carol still holds it").isOne();
-                assertThat(Cluster.redis(one).opsForZSet().score(WatermarkIndex.PINS, "lease-carol")).isEqualTo((double) carols);
+                assertThat(Cluster.redis(one).opsForZSet().score(WatermarkKeys.PINS, "lease-carol")).isEqualTo((double) carols);
                 assertThat(carolWs.isClosed()).as("carol is live: her pin is a live client's").isFalse();
             }
         }

@@ -6,6 +6,7 @@ import java.util.Map;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -63,7 +64,7 @@ class ReapersIntegrationTests {
             assertThat(quiet.awaitClose(Duration.ofSeconds(10))).isEqualTo(4000);
         }
         assertThat(withdrawn("idle")).isEqualTo(before + 1);
-        assertThat(redis.hasKey(WatermarkIndex.sessionKey("reap-idle"))).isFalse();
+        assertThat(redis.hasKey(WatermarkKeys.sessionKey("reap-idle"))).isFalse();
     }
 
     @Test
@@ -82,8 +83,8 @@ class ReapersIntegrationTests {
             assertThat(awaitCloseWhilePinging(b, a)).isEqualTo(4008);
         }
         assertThat(withdrawn("overload")).isEqualTo(before + 1);
-        assertThat(redis.opsForZSet().score(WatermarkIndex.PINS, "reap-over-bob")).isNull();
-        assertThat(redis.opsForHash().get(WatermarkIndex.COUNTS, "reap-over-bob")).isNull();
+        assertThat(redis.opsForZSet().score(WatermarkKeys.PINS, "reap-over-bob")).isNull();
+        assertThat(redis.opsForHash().get(WatermarkKeys.COUNTS, "reap-over-bob")).isNull();
         try (WsClient again = WsClient.connect(port, bobToken)) {
             again.next("welcome");
             assertThat(api.history(bobToken, chat, null, 100)).extracting(m -> m.get("correlationId").asString())
@@ -122,7 +123,7 @@ class ReapersIntegrationTests {
                 assertThat(withdrawals.withdraw(judged, "overload", 4008, "stale verdict")).isFalse();
 
                 assertThat(withdrawn("overload")).isEqualTo(before);
-                assertThat(redis.opsForValue().get(WatermarkIndex.sessionKey("reap-stale"))).isEqualTo(current);
+                assertThat(redis.opsForValue().get(WatermarkKeys.sessionKey("reap-stale"))).isEqualTo(current);
                 second.send(Map.of("type", "ping"));
                 second.next("pong");
                 assertThat(second.isClosed()).isFalse();

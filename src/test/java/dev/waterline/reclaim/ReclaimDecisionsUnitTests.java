@@ -18,36 +18,36 @@ class ReclaimDecisionsUnitTests {
 
     @Test
     void aRedisThatHoldsPostgresMarkerAndGenerationNeedsNoNewGeneration() {
-        assertThat(Generations.whyNew(41L, 7L, marker, 0, () -> false)).isNull();
+        assertThat(Generations.whyNew(OptionalLong.of(41), OptionalLong.of(7), marker, 0, () -> false)).isNull();
     }
 
     @Test
     void aRedisWithoutAMarkerOrWithAnotherOneCallsForANewGeneration() {
-        assertThat(Generations.whyNew(null, null, marker, 0, () -> false)).isEqualTo("Redis holds no marker");
-        assertThat(Generations.whyNew(40L, 7L, marker, 0, () -> false)).contains("Redis holds marker 40 of generation 7, PostgreSQL 41 of 7");
-        assertThat(Generations.whyNew(41L, 6L, marker, 0, () -> false)).isNotNull();
+        assertThat(Generations.whyNew(OptionalLong.empty(), OptionalLong.empty(), marker, 0, () -> false)).isEqualTo("Redis holds no marker");
+        assertThat(Generations.whyNew(OptionalLong.of(40), OptionalLong.of(7), marker, 0, () -> false)).contains("Redis holds marker 40 of generation 7, PostgreSQL 41 of 7");
+        assertThat(Generations.whyNew(OptionalLong.of(41), OptionalLong.of(6), marker, 0, () -> false)).isNotNull();
     }
 
     @Test
     void aDeadNodeOrANodesRequestCallsForANewGeneration() {
-        assertThat(Generations.whyNew(41L, 7L, marker, 2, () -> false)).isEqualTo("2 node(s) declared dead");
-        assertThat(Generations.whyNew(41L, 7L, marker, 0, () -> true)).isEqualTo("a node suspects it missed a write");
+        assertThat(Generations.whyNew(OptionalLong.of(41), OptionalLong.of(7), marker, 2, () -> false)).isEqualTo("2 node(s) declared dead");
+        assertThat(Generations.whyNew(OptionalLong.of(41), OptionalLong.of(7), marker, 0, () -> true)).isEqualTo("a node suspects it missed a write");
     }
 
     @Test
     void aNodesRequestIsReadOnlyWhenNothingElseCallsForANewGeneration() {
         List<String> asked = new ArrayList<>();
-        Generations.whyNew(null, null, marker, 1, () -> asked.add("asked"));
-        Generations.whyNew(41L, 7L, marker, 1, () -> asked.add("asked"));
+        Generations.whyNew(OptionalLong.empty(), OptionalLong.empty(), marker, 1, () -> asked.add("asked"));
+        Generations.whyNew(OptionalLong.of(41), OptionalLong.of(7), marker, 1, () -> asked.add("asked"));
 
         assertThat(asked).isEmpty();
     }
 
     @Test
     void onlyAMarkerAheadOfPostgresMeansARestoredDatabase() {
-        assertThat(Generations.redisAhead(42L, marker)).isTrue();
-        assertThat(Generations.redisAhead(41L, marker)).isFalse();
-        assertThat(Generations.redisAhead(null, marker)).isFalse();
+        assertThat(Generations.redisAhead(OptionalLong.of(42), marker)).isTrue();
+        assertThat(Generations.redisAhead(OptionalLong.of(41), marker)).isFalse();
+        assertThat(Generations.redisAhead(OptionalLong.empty(), marker)).isFalse();
     }
 
     @Test
@@ -82,21 +82,21 @@ class ReclaimDecisionsUnitTests {
 
     @Test
     void aNodeRebuildsItsPartWhenRedisHoldsTheGenerationItDoesNotTrust() {
-        assertThat(IndexRebuild.next(7L, 7, -1, false, -1)).isEqualTo(Next.REBUILD);
+        assertThat(IndexRebuild.next(OptionalLong.of(7), 7, -1, false, -1)).isEqualTo(Next.REBUILD);
     }
 
     @Test
     void aNodeDoesNothingWhileRedisLacksTheGenerationOrItTrustsItAlready() {
-        assertThat(IndexRebuild.next(null, 7, -1, true, -1)).isEqualTo(Next.NOTHING);
-        assertThat(IndexRebuild.next(6L, 7, -1, true, -1)).isEqualTo(Next.NOTHING);
-        assertThat(IndexRebuild.next(7L, 7, 7, true, -1)).isEqualTo(Next.NOTHING);
+        assertThat(IndexRebuild.next(OptionalLong.empty(), 7, -1, true, -1)).isEqualTo(Next.NOTHING);
+        assertThat(IndexRebuild.next(OptionalLong.of(6), 7, -1, true, -1)).isEqualTo(Next.NOTHING);
+        assertThat(IndexRebuild.next(OptionalLong.of(7), 7, 7, true, -1)).isEqualTo(Next.NOTHING);
     }
 
     @Test
     void aSuspiciousNodeAsksForANewGenerationAndWaitsForItInsteadOfRebuilding() {
-        assertThat(IndexRebuild.next(7L, 7, -1, true, -1)).isEqualTo(Next.ASK);
-        assertThat(IndexRebuild.next(7L, 7, -1, false, 7)).as("still waiting above 7").isEqualTo(Next.NOTHING);
-        assertThat(IndexRebuild.next(8L, 8, -1, false, 7)).as("the new one came").isEqualTo(Next.REBUILD);
+        assertThat(IndexRebuild.next(OptionalLong.of(7), 7, -1, true, -1)).isEqualTo(Next.ASK);
+        assertThat(IndexRebuild.next(OptionalLong.of(7), 7, -1, false, 7)).as("still waiting above 7").isEqualTo(Next.NOTHING);
+        assertThat(IndexRebuild.next(OptionalLong.of(8), 8, -1, false, 7)).as("the new one came").isEqualTo(Next.REBUILD);
     }
 
     /** Chunk results in turn; null: the lease is gone. */

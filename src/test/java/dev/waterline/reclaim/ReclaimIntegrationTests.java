@@ -2,6 +2,7 @@ package dev.waterline.reclaim;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.metrics.WaterlineMetrics;
@@ -13,6 +14,8 @@ import dev.waterline.presence.Presence;
 import dev.waterline.watermark.IndexHealth;
 import dev.waterline.watermark.MarkerStore;
 import dev.waterline.watermark.WatermarkIndex;
+import dev.waterline.watermark.WatermarkKeys;
+import dev.waterline.watermark.redis.RedisWatermarkIndexes;
 import dev.waterline.support.Api;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
@@ -167,7 +170,7 @@ class ReclaimIntegrationTests {
 
             assertThat(reclaim.pass()).as("a pass that finds no marker deletes nothing").isZero();
             assertThat(exists(unacked)).isTrue();
-            assertThat(statusOf("gc-flush-bob", unacked)).containsExactly(WatermarkIndex.OWED);
+            assertThat(statusOf("gc-flush-bob", unacked)).containsExactly(WatermarkIndex.RowStatus.OWED);
 
             reclaim.pass();
             assertThat(exists(unacked)).as("the rebuilt pin holds the line").isTrue();
@@ -186,24 +189,24 @@ class ReclaimIntegrationTests {
             // the poller's next claim of these rows is an hour away: the rebuild's scan finds both in delivery
             jdbc.update("UPDATE outbox SET due_at = now() + interval '1 hour' WHERE id IN (?, ?)", acked, unacked);
             assertThat(inDelivery(acked)).isTrue();
-            assertThat(redis.opsForZSet().score(WatermarkIndex.ackedKey("gc-rbacked-bob"), Long.toString(acked))).isNotNull();
+            assertThat(redis.opsForZSet().score(WatermarkKeys.ackedKey("gc-rbacked-bob"), Long.toString(acked))).isNotNull();
 
             reclaim.rebuild(markers.read().generation());
 
-            assertThat(redis.opsForZSet().score(WatermarkIndex.owedKey("gc-rbacked-bob"), Long.toString(acked)))
+            assertThat(redis.opsForZSet().score(WatermarkKeys.owedKey("gc-rbacked-bob"), Long.toString(acked)))
                     .as("the acked row is not owed again").isNull();
             assertThat(statusOf("gc-rbacked-bob", acked, unacked)).as("acked: for the poller to retire; unacked: still pending")
-                    .containsExactly(WatermarkIndex.NEITHER, WatermarkIndex.PENDING);
+                    .containsExactly(WatermarkIndex.RowStatus.NEITHER, WatermarkIndex.RowStatus.PENDING);
         }
     }
 
     @Test
     void aRedisAheadOfARestoredDatabaseLosesItsAckedSetsBeforeAnyRebuild() {
-        String key = WatermarkIndex.ackedKey("gc-restored-bob");
+        String key = WatermarkKeys.ackedKey("gc-restored-bob");
         redis.opsForZSet().add(key, "12345", 12345);
         MarkerStore.Marker m = markers.read();
         // PostgreSQL restored to an earlier point, Redis not flushed: Redis holds a later marker
-        redis.opsForValue().set(WatermarkIndex.MARKER, Long.toString(m.token() + 100));
+        redis.opsForValue().set(WatermarkKeys.MARKER, Long.toString(m.token() + 100));
 
         assertThat(reclaim.pass()).isZero();
 
@@ -218,19 +221,19 @@ class ReclaimIntegrationTests {
         try (WsClient a = WsClient.connect(port, alice); WsClient b = WsClient.connect(port, api.token("gc-stale-bob"))) {
             a.next("welcome");
             b.next("welcome");
-            long before = index.marker();
+            long before = index.marker().orElseThrow();
             reclaim.pass();
             long unacked = deliveryOf(a, b, chat, "gc-stale-1");
             age(unacked);
             // A stale replica takes over: it has the older marker and not the newer pin.
-            redis.opsForValue().set(WatermarkIndex.MARKER, Long.toString(before));
-            redis.delete(WatermarkIndex.pendingKey("gc-stale-bob"));
-            redis.opsForZSet().remove(WatermarkIndex.PINS, "gc-stale-bob");
+            redis.opsForValue().set(WatermarkKeys.MARKER, Long.toString(before));
+            redis.delete(WatermarkKeys.pendingKey("gc-stale-bob"));
+            redis.opsForZSet().remove(WatermarkKeys.PINS, "gc-stale-bob");
 
             assertThat(reclaim.pass()).isZero();
             assertThat(exists(unacked)).isTrue();
             assertThat(index.lowestPin().getAsLong()).isLessThanOrEqualTo(unacked);
-            assertThat(index.marker()).isEqualTo(markers.read().token());
+            assertThat(index.marker()).hasValue(markers.read().token());
         }
     }
 
@@ -242,14 +245,14 @@ class ReclaimIntegrationTests {
             a.next("welcome");
             b.next("welcome");
             long unacked = deliveryOf(a, b, chat, "gc-start-1");
-            redis.delete(WatermarkIndex.pendingKey("gc-start-bob"));
-            redis.opsForZSet().remove(WatermarkIndex.PINS, "gc-start-bob");
+            redis.delete(WatermarkKeys.pendingKey("gc-start-bob"));
+            redis.opsForZSet().remove(WatermarkKeys.PINS, "gc-start-bob");
             age(unacked);
             Reclaim restarted = reclaimOver(index, new IndexHealth());
 
             assertThat(restarted.pass()).isZero();
             assertThat(exists(unacked)).isTrue();
-            assertThat(statusOf("gc-start-bob", unacked)).containsExactly(WatermarkIndex.OWED);
+            assertThat(statusOf("gc-start-bob", unacked)).containsExactly(WatermarkIndex.RowStatus.OWED);
         }
     }
 
@@ -268,7 +271,7 @@ class ReclaimIntegrationTests {
             nowhere.start();
             try {
                 StringRedisTemplate down = new StringRedisTemplate(nowhere);
-                Reclaim cut = reclaimOver(new WatermarkIndex(down), new IndexHealth());
+                Reclaim cut = reclaimOver(RedisWatermarkIndexes.on(down), new IndexHealth());
                 assertThatThrownBy(cut::pass).isInstanceOf(RuntimeException.class);
                 assertThat(exists(row)).isTrue();
             }
@@ -310,7 +313,7 @@ class ReclaimIntegrationTests {
             ids[ids.length - 1] = second;
             b.ack(ids);
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                    .until(() -> redis.opsForZSet().size(WatermarkIndex.pendingKey(userOf(b))) == 0);
+                    .until(() -> redis.opsForZSet().size(WatermarkKeys.pendingKey(userOf(b))) == 0);
         }
     }
 
@@ -334,7 +337,7 @@ class ReclaimIntegrationTests {
         long id = deliveryOf(a, b, chat, corr);
         b.ack(id);
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                .until(() -> redis.opsForZSet().score(WatermarkIndex.pendingKey(userOf(b)), Long.toString(id)) == null);
+                .until(() -> redis.opsForZSet().score(WatermarkKeys.pendingKey(userOf(b)), Long.toString(id)) == null);
         return id;
     }
 
@@ -355,8 +358,8 @@ class ReclaimIntegrationTests {
     }
 
     /** Where these rows stand for the user's connection, judged under PostgreSQL's marker. */
-    int[] statusOf(String user, long... ids) {
+    List<WatermarkIndex.RowStatus> statusOf(String user, long... ids) {
         MarkerStore.Marker m = markers.read();
-        return index.status(user, sessions.get(user).sessionId(), m.token(), m.generation(), false, ids);
+        return ((WatermarkIndex.Statuses.Known) index.status(user, sessions.get(user).sessionId(), m.token(), m.generation(), false, ids)).each();
     }
 }

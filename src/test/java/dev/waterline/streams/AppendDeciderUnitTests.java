@@ -1,6 +1,6 @@
 package dev.waterline.streams;
 
-import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AppendDeciderUnitTests {
 
     static final String AT = "2026-12-05T10:00:00Z";
-    static final long NOW = Timestamp.valueOf("2026-12-05 10:00:00").getTime();
+    static final long NOW = Instant.parse(AT).toEpochMilli();
     static final AppendRequest.Reply NOBODY = new AppendRequest.Reply() {
         @Override
         public void done(StreamView stream) {
@@ -36,7 +36,7 @@ class AppendDeciderUnitTests {
 
     Row row(String streamId, String state, long lastSeq, long lastAppendAt) {
         Row row = new Row(new AppendDecider.Stored(streamId, "chat-1", "producer", state, lastSeq, "2026-12-05T09:00:00Z",
-                new Timestamp(lastAppendAt), new AppendDecider.Opening("title", "m-" + streamId, 7, null)));
+                Instant.ofEpochMilli(lastAppendAt), new AppendDecider.Opening("title", "m-" + streamId, 7, null)));
         rows.put(streamId, row);
         return row;
     }

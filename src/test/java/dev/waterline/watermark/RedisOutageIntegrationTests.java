@@ -66,7 +66,7 @@ class RedisOutageIntegrationTests {
             long before = deliver(a, b, chat, "before").get("deliveryId").asLong();
             b.ack(before);
             await().atMost(Duration.ofSeconds(5))
-                    .until(() -> redis.opsForZSet().score(WatermarkIndex.pendingKey("rout-bob"), Long.toString(before)) == null);
+                    .until(() -> redis.opsForZSet().score(WatermarkKeys.pendingKey("rout-bob"), Long.toString(before)) == null);
 
             proxy.cut();
             long[] during = new long[3];
@@ -94,9 +94,9 @@ class RedisOutageIntegrationTests {
 
             JsonNode after = deliver(a, b, chat, "after");
             long id = after.get("deliveryId").asLong();
-            assertThat(redis.opsForZSet().score(WatermarkIndex.pendingKey("rout-bob"), Long.toString(id))).as("recorded again").isNotNull();
+            assertThat(redis.opsForZSet().score(WatermarkKeys.pendingKey("rout-bob"), Long.toString(id))).as("recorded again").isNotNull();
             b.ack(id);
-            await().atMost(Duration.ofSeconds(5)).until(() -> redis.opsForZSet().score(WatermarkIndex.pendingKey("rout-bob"), Long.toString(id)) == null);
+            await().atMost(Duration.ofSeconds(5)).until(() -> redis.opsForZSet().score(WatermarkKeys.pendingKey("rout-bob"), Long.toString(id)) == null);
         }
         assertThat(api.history(bobToken, chat, null, 100)).extracting(m -> m.get("correlationId").asString())
                 .containsExactly("before", "during-0", "during-1", "during-2", "after");

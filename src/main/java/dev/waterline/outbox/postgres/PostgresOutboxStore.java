@@ -10,8 +10,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
+import dev.waterline.commit.Transaction;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.outbox.OutboxStore;
+import dev.waterline.sql.SqlTransaction;
 import dev.waterline.sql.Statement;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
@@ -178,8 +180,8 @@ class PostgresOutboxStore implements OutboxStore {
                 stream);
         return new Append() {
             @Override
-            public Statement statement() {
-                return insert;
+            public void joinCommit(Transaction tx) {
+                tx.unwrap(SqlTransaction.class).add(insert);
             }
 
             @Override

@@ -3,6 +3,7 @@ package dev.waterline.presence.local;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Optional;
 
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.presence.Location;
@@ -43,8 +44,8 @@ class LocalPresence implements Presence {
 
     /** Nobody is elsewhere, and "nowhere" is this node's registry's word, which the poller has read. */
     @Override
-    public Map<String, Location> locateIfWhole(Collection<String> users, MarkerStore.Marker marker) {
-        return Map.of();
+    public Optional<Map<String, Location>> locateIfWhole(Collection<String> users, MarkerStore.Marker marker) {
+        return Optional.of(Map.of());
     }
 
     @Override

@@ -9,6 +9,8 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.waterline.lifecycle.Loops;
@@ -134,25 +136,23 @@ class RedisPresence implements Presence, SmartLifecycle {
         }
         Map<String, Location> out = new HashMap<>();
         watermark.locate(users).forEach((user, where) -> {
-            if (!where[0].equals(node)) {
-                out.put(user, new Location(user, where[0], where[1]));
+            if (!where.node().equals(node)) {
+                out.put(user, new Location(user, where.node(), where.sessionId()));
             }
         });
         return out;
     }
 
     @Override
-    public Map<String, Location> locateIfWhole(Collection<String> users, MarkerStore.Marker marker) {
+    public Optional<Map<String, Location>> locateIfWhole(Collection<String> users, MarkerStore.Marker marker) {
         if (users.isEmpty()) {
-            return Map.of();
+            return Optional.of(Map.of());
         }
-        Map<String, String[]> located = watermark.locateIfWhole(users, marker.token(), marker.generation(), true);
-        if (located == null) {
-            return null;
-        }
-        Map<String, Location> out = new HashMap<>();
-        located.forEach((user, where) -> out.put(user, new Location(user, where[0], where[1])));
-        return out;
+        return watermark.locateIfWhole(users, marker.token(), marker.generation(), true).map(located -> {
+            Map<String, Location> out = new HashMap<>();
+            located.forEach((user, where) -> out.put(user, new Location(user, where.node(), where.sessionId())));
+            return out;
+        });
     }
 
     @Override
@@ -162,8 +162,21 @@ class RedisPresence implements Presence, SmartLifecycle {
 
     @Override
     public int sweepDeadNodes() {
-        List<?> dead = redis.execute(SWEEP_NODES, List.of(RedisKeys.NODES), Long.toString(properties.nodeTimeout().toMillis()),
-                Long.toString(TOMBSTONE_SECONDS));
+        Set<String> nodes = redis.opsForZSet().range(RedisKeys.NODES, 0, -1);
+        if (nodes == null || nodes.isEmpty()) {
+            return 0;
+        }
+        List<String> keys = new ArrayList<>(1 + 2 * nodes.size());
+        keys.add(RedisKeys.NODES);
+        List<String> args = new ArrayList<>(2 + nodes.size());
+        args.add(Long.toString(properties.nodeTimeout().toMillis()));
+        args.add(Long.toString(TOMBSTONE_SECONDS));
+        for (String n : nodes) {
+            keys.add(tombstone(n));
+            keys.add(trustKey(n));
+            args.add(n);
+        }
+        List<?> dead = redis.execute(SWEEP_NODES, keys, args.toArray());
         if (dead == null || dead.isEmpty()) {
             return 0;
         }
@@ -195,8 +208,21 @@ class RedisPresence implements Presence, SmartLifecycle {
 
     /** The live nodes that do not say they trust their part of the index under {@code generation} (this node's own word included). */
     List<String> untrustedNodes(long generation) {
-        List<?> r = redis.execute(TRUSTED, List.of(RedisKeys.NODES), Long.toString(generation));
-        if (r == null || r.isEmpty()) {
+        List<?> r = null;
+        // a node that joined between the read and the script: read again (trusted.lua answers {-1})
+        for (int i = 0; i < 16 && (r == null || r.isEmpty() || ((Number) r.getFirst()).intValue() < 0); i++) {
+            Set<String> nodes = redis.opsForZSet().range(RedisKeys.NODES, 0, -1);
+            List<String> keys = new ArrayList<>();
+            keys.add(RedisKeys.NODES);
+            List<String> args = new ArrayList<>();
+            args.add(Long.toString(generation));
+            for (String n : nodes == null ? Set.<String>of() : nodes) {
+                keys.add(trustKey(n));
+                args.add(n);
+            }
+            r = redis.execute(TRUSTED, keys, args.toArray());
+        }
+        if (r == null || r.isEmpty() || ((Number) r.getFirst()).intValue() < 0) {
             throw new IllegalStateException("trusted.lua answered " + r);
         }
         List<String> untrusted = new ArrayList<>();

@@ -2,6 +2,7 @@ package dev.waterline.presence.local;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
@@ -28,7 +29,7 @@ class LocalAdaptersUnitTests {
         LocalPresence presence = new LocalPresence(health, new WaterlineMetrics(new SimpleMeterRegistry()));
 
         assertThat(presence.elsewhere(List.of("alice", "bob"))).isEmpty();
-        assertThat(presence.locateIfWhole(List.of("alice"), new MarkerStore.Marker(1, 1))).isEmpty();
+        assertThat(presence.locateIfWhole(List.of("alice"), new MarkerStore.Marker(1, 1))).hasValue(Map.of());
         assertThat(presence.othersTrust(7)).isTrue();
         assertThat(presence.liveNodes()).isEqualTo(1);
         assertThat(presence.sweepDeadNodes()).isZero();

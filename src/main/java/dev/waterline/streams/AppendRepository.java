@@ -23,7 +23,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@link #UPDATE_STREAMS}), commit. Every statement the appender runs is here.
  */
 @Component
-class AppendStore {
+class AppendRepository {
 
     /** The database's clock, the batch's rows locked in id order, the requesters' memberships, the blobs named. */
     static final String READS = """
@@ -75,7 +75,7 @@ class AppendStore {
     private final JdbcTemplate jdbc;
     private final TransactionTemplate tx;
 
-    AppendStore(StreamProperties properties, JdbcTemplate jdbc, PlatformTransactionManager transactions) {
+    AppendRepository(StreamProperties properties, JdbcTemplate jdbc, PlatformTransactionManager transactions) {
         this.properties = properties;
         this.jdbc = jdbc;
         this.tx = new TransactionTemplate(transactions);
@@ -175,7 +175,7 @@ class AppendStore {
     private static AppendDecider.Row row(java.sql.ResultSet rs) throws java.sql.SQLException {
         return new AppendDecider.Row(new AppendDecider.Stored(rs.getString("stream_id"), rs.getString("chat_id"),
                 rs.getString("producer_id"), rs.getString("state"), rs.getLong("last_seq"),
-                rs.getTimestamp("created_at").toInstant().toString(), rs.getTimestamp("last_append_at"),
+                rs.getTimestamp("created_at").toInstant().toString(), rs.getTimestamp("last_append_at").toInstant(),
                 new AppendDecider.Opening(rs.getString("title"), rs.getString("message_id"), rs.getLong("chat_seq"),
                         rs.getString("reason"))));
     }
