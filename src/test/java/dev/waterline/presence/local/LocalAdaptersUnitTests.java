@@ -7,8 +7,8 @@ import java.util.Map;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.Location;
-import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
+import dev.waterline.support.RecordingSession;
 import dev.waterline.watermark.IndexHealth;
 import dev.waterline.watermark.MarkerStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -63,7 +63,7 @@ class LocalAdaptersUnitTests {
     @Test
     void aFrameReachesTheNamedConnectionOnlyWhileItIsItsUsersCurrentOne() {
         SessionRegistry sessions = new SessionRegistry();
-        Session current = new Session("bob", "s-2");
+        RecordingSession current = new RecordingSession("bob", "s-2");
         sessions.register(current);
         LocalNodeBus bus = new LocalNodeBus(sessions);
 
@@ -71,7 +71,7 @@ class LocalAdaptersUnitTests {
         bus.send(new Location("bob", LocalPresence.NODE, "s-2"), "read");
         bus.send(new Location("carol", LocalPresence.NODE, "s-3"), "nobody");
 
-        assertThat(current.sent).containsExactly("read");
+        assertThat(current.frames()).containsExactly("read");
     }
 
     @Test
@@ -84,59 +84,5 @@ class LocalAdaptersUnitTests {
 
     private static OutboxRow row(long id, String recipient) {
         return new OutboxRow(id, recipient, "chat", id, "m-" + id, "alice", null, "hi", "2026-12-04T00:00:00Z", 0, 0, "message", null);
-    }
-
-    private static final class Session implements ClientSession {
-        private final String userId;
-        private final String sessionId;
-        final List<String> sent = new ArrayList<>();
-
-        Session(String userId, String sessionId) {
-            this.userId = userId;
-            this.sessionId = sessionId;
-        }
-
-        public String userId() {
-            return userId;
-        }
-
-        public String sessionId() {
-            return sessionId;
-        }
-
-        public boolean isOpen() {
-            return true;
-        }
-
-        public boolean send(String frame) {
-            sent.add(frame);
-            return true;
-        }
-
-        public long openedNanos() {
-            return 0;
-        }
-
-        public long lastReceivedNanos() {
-            return 0;
-        }
-
-        public long tokenGoodUntilMillis() {
-            return Long.MAX_VALUE;
-        }
-
-        public boolean admitSend() {
-            return true;
-        }
-
-        public void answered() {
-        }
-
-        public boolean admitRate() {
-            return true;
-        }
-
-        public void close(int code, String reason) {
-        }
     }
 }
