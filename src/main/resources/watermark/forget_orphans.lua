@@ -14,15 +14,19 @@
 -- ARGV, per user in the same order: user id, the node the caller read ('' when none; its set is then not touched)
 -- Every key is named in KEYS (one user's keys share its {user} hash tag; the rest are global: one
 -- Redis, see WatermarkKeys).
--- Returns how many users it removed.
+-- Returns {how many users it removed, how many of the page held no pin any more} (the caller's
+-- walk goes on by rank: both have left the ranks below the page's end).
 local removed = 0
+local vanished = 0
 local u = 0
 for a = 1, #ARGV, 2 do
   local k = 4 + 5 * u
   local user = ARGV[a]
   local node = redis.call('GET', KEYS[k]) or ''
-  if node == ARGV[a + 1] and redis.call('ZSCORE', KEYS[1], user)
-      and (node == '' or not redis.call('ZSCORE', KEYS[2], node)) then
+  local pinned = redis.call('ZSCORE', KEYS[1], user)
+  if not pinned then
+    vanished = vanished + 1
+  elseif node == ARGV[a + 1] and (node == '' or not redis.call('ZSCORE', KEYS[2], node)) then
     redis.call('DEL', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k])
     redis.call('HDEL', KEYS[3], user)
     redis.call('ZREM', KEYS[1], user)
@@ -33,4 +37,4 @@ for a = 1, #ARGV, 2 do
   end
   u = u + 1
 end
-return removed
+return {removed, vanished}

@@ -98,15 +98,18 @@ public class FastPath implements SmartLifecycle {
      * nothing down and resyncs history when it connects.
      */
     public void offer(List<OutboxRow> rows) {
+        boolean othersMayHold = presence.othersMayHold();
         Map<ClientSession, List<OutboxRow>> shedding = null;
         List<OutboxRow> remote = null;
         for (OutboxRow row : rows) {
             ClientSession to = sessions.get(row.recipientId());
             if (to == null) {
-                if (remote == null) {
-                    remote = new ArrayList<>();
+                if (othersMayHold) {
+                    if (remote == null) {
+                        remote = new ArrayList<>();
+                    }
+                    remote.add(row);
                 }
-                remote.add(row);
                 continue;
             }
             if (properties.fastPath() && queue.offer(row)) {
@@ -148,6 +151,9 @@ public class FastPath implements SmartLifecycle {
 
     /** Rows for recipients not connected here go to the router (or, with its queue full, are routed now). */
     private void toOtherNodes(List<OutboxRow> rows) {
+        if (!presence.othersMayHold()) {
+            return;   // one node: nobody elsewhere to hand them to, and the router would find no one
+        }
         List<OutboxRow> overflow = null;
         for (OutboxRow row : rows) {
             if (!routing.offer(row)) {

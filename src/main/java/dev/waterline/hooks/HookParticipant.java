@@ -174,7 +174,7 @@ class HookParticipant implements CommitParticipant {
         }
         // live on another node counts as live; a lookup that fails counts everyone not here as
         // offline (a nudge too many is better than a lost one)
-        Map<String, Location> elsewhere = notHere.isEmpty() ? Map.of() : lookup(notHere);
+        Map<String, Location> elsewhere = notHere.isEmpty() || !presence.othersMayHold() ? Map.of() : lookup(notHere);
         List<String> chat = new ArrayList<>(), message = new ArrayList<>(), sender = new ArrayList<>(), user = new ArrayList<>();
         List<Long> seq = new ArrayList<>();
         for (NewMessage m : concerned) {

@@ -39,6 +39,15 @@ public interface Presence {
      */
     Optional<Map<String, Location>> locateIfWhole(Collection<String> users, MarkerStore.Marker marker);
 
+    /**
+     * Whether a user not connected to this node may be connected to another: false where this
+     * node is the only one (the single-node adapter), true in the cluster whatever the node count
+     * (a node may join at any time). A saving, not a decision: the paths that hand something to
+     * other nodes ask it before they collect rows or frames for {@link #elsewhere}, which would
+     * find nobody; a caller that skipped the question would be just as correct, only slower.
+     */
+    boolean othersMayHold();
+
     /** Nodes this node sees alive (itself included). */
     int liveNodes();
 

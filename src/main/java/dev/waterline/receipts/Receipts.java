@@ -122,6 +122,7 @@ public class Receipts implements SmartLifecycle {
         try {
             Set<String> members = new HashSet<>();
             Map<String, List<String>> elsewhere = new LinkedHashMap<>();   // member on another node → frames
+            boolean othersMayHold = presence.othersMayHold();
             for (ReceiptRepository.Stored s : result.stored()) {
                 members.add(s.chatId() + '\u0000' + s.userId());
                 if (!s.raised()) {
@@ -136,7 +137,7 @@ public class Receipts implements SmartLifecycle {
                     if (to != null) {
                         to.send(frame);
                     }
-                    else {
+                    else if (othersMayHold) {
                         elsewhere.computeIfAbsent(member, k -> new ArrayList<>()).add(frame);
                     }
                 }

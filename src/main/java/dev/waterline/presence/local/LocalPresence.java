@@ -49,6 +49,11 @@ class LocalPresence implements Presence {
     }
 
     @Override
+    public boolean othersMayHold() {
+        return false;   // the only node
+    }
+
+    @Override
     public int liveNodes() {
         return 1;
     }

@@ -42,7 +42,10 @@ import tools.jackson.databind.JsonNode;
  * named connection.
  *
  * <p>Subscribes before {@link RedisPresence} joins the cluster (nothing is handed to a node that
- * is not listening yet) and unsubscribes after it left.
+ * is not listening yet) and unsubscribes after it left. Meanwhile, after this node withdrew its
+ * users, a hand-over may still arrive: its recipient holds no connection here (the fast path
+ * forgets a ghost epoch only when Redis places the user on no node), owes nothing (the withdrawal
+ * took the sets), and the other nodes' pollers deliver the row or the client resyncs it.
  */
 @Component
 @ConditionalOnProperty(name = "waterline.cluster.enabled", havingValue = "true")

@@ -156,6 +156,11 @@ class RedisPresence implements Presence, SmartLifecycle {
     }
 
     @Override
+    public boolean othersMayHold() {
+        return true;   // a node may join at any time
+    }
+
+    @Override
     public int liveNodes() {
         return liveNodes;
     }

@@ -71,7 +71,8 @@ class RedisWatermarkIndex implements WatermarkIndex {
     private static final RedisScript<Long> ROTATE_MARKER = RedisScript.of(lua("rotate_marker"), Long.class);
     private static final RedisScript<Long> SET_GENERATION = RedisScript.of(lua("set_generation"), Long.class);
     private static final RedisScript<Long> WITHDRAW_NODE = RedisScript.of(lua("withdraw_node"), Long.class);
-    private static final RedisScript<Long> FORGET_ORPHANS = RedisScript.of(lua("forget_orphans"), Long.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> FORGET_ORPHANS = RedisScript.of(lua("forget_orphans"), List.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> LOCATE = RedisScript.of(lua("locate"), List.class);
 
@@ -345,14 +346,16 @@ class RedisWatermarkIndex implements WatermarkIndex {
                     args.add(u);
                     args.add(node);
                 }
-                Long r = redis.execute(FORGET_ORPHANS, keys, args.toArray());
-                if (r == null) {
-                    throw new IllegalStateException("forget_orphans.lua answered nothing");
+                List<?> r = redis.execute(FORGET_ORPHANS, keys, args.toArray());
+                if (r == null || r.size() != 2) {
+                    throw new IllegalStateException("forget_orphans.lua answered " + r);
                 }
-                gone = r;
+                removed += ((Number) r.get(0)).longValue();
+                // a pin gone between the page's read and the script (a user who left) has left the
+                // ranks below the page's end too: the next page starts that much lower
+                gone = ((Number) r.get(0)).longValue() + ((Number) r.get(1)).longValue();
             }
             long size = page.size();
-            removed += gone;
             if (size < 500) {
                 return removed;
             }

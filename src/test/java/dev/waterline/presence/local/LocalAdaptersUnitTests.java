@@ -32,6 +32,7 @@ class LocalAdaptersUnitTests {
         assertThat(presence.locateIfWhole(List.of("alice"), new MarkerStore.Marker(1, 1))).hasValue(Map.of());
         assertThat(presence.othersTrust(7)).isTrue();
         assertThat(presence.liveNodes()).isEqualTo(1);
+        assertThat(presence.othersMayHold()).as("nothing to hand to another node").isFalse();
         assertThat(presence.sweepDeadNodes()).isZero();
         assertThat(presence.forgetOrphans()).isZero();
         assertThat(presence.registrationRequired()).isFalse();
