@@ -3,7 +3,9 @@ package dev.waterline.history;
 import java.time.Clock;
 
 import dev.waterline.lifecycle.Loops;
-import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.scheduling.annotation.SchedulingConfigurer;
+import org.springframework.scheduling.config.FixedDelayTask;
+import org.springframework.scheduling.config.ScheduledTaskRegistrar;
 import org.springframework.stereotype.Component;
 
 /**
@@ -16,7 +18,7 @@ import org.springframework.stereotype.Component;
  * ever deletes past a retention that the configuration forces to be far longer than the outbox's.
  */
 @Component
-class HistoryRetention {
+class HistoryRetention implements SchedulingConfigurer {
 
     static final String LOOP = "history_retention";
     private static final int CHUNK = 10_000;
@@ -34,7 +36,11 @@ class HistoryRetention {
         this.clock = clock;
     }
 
-    @Scheduled(fixedDelayString = "${waterline.retention.purge-interval:1m}", initialDelayString = "${waterline.retention.purge-interval:1m}")
+    @Override
+    public void configureTasks(ScheduledTaskRegistrar tasks) {
+        tasks.addFixedDelayTask(new FixedDelayTask(this::purge, retention.purgeInterval(), retention.purgeInterval()));
+    }
+
     void purge() {
         loops.pass(LOOP, () -> {
             var cutoff = clock.instant().minus(retention.history());

@@ -20,7 +20,6 @@ import dev.waterline.metrics.WaterlineMetrics;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
 
 /**
@@ -48,7 +47,6 @@ public class Ingest implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(Ingest.class);
     static final String LOOP = "ingest";
-    static final String PURGE_LOOP = "idempotency_purge";
 
     private final InboundProperties properties;
     private final IngestRepository repository;
@@ -76,7 +74,6 @@ public class Ingest implements SmartLifecycle {
         metrics.gauge("waterline.inbound.queue.fullest.ratio", "the fullest writer's share of the inbound queue, 0 to 1",
                 this::pressure);
         metrics.poisoned(LOOP);
-        loops.declare(PURGE_LOOP);
     }
 
     /**
@@ -203,17 +200,6 @@ public class Ingest implements SmartLifecycle {
 
     private void rejectAll(List<List<SendRequest>> keys, String code, String message) {
         keys.forEach(sends -> sends.forEach(s -> answer(s, r -> r.rejected(code, message))));
-    }
-
-    /** Drops idempotency keys past the window, so a reused correlationId then makes a new message. */
-    @Scheduled(fixedDelayString = "${waterline.retention.purge-interval:1m}", initialDelayString = "${waterline.retention.purge-interval:1m}")
-    void purgeExpiredKeys() {
-        loops.pass(PURGE_LOOP, () -> {
-            Instant cutoff = clock.instant().minus(properties.idempotencyWindow());
-            while (repository.purgeKeysOlderThan(cutoff, 10_000) == 10_000) {
-                // next chunk
-            }
-        });
     }
 
     @Override
