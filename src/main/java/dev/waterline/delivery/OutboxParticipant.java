@@ -36,9 +36,14 @@ class OutboxParticipant implements CommitParticipant {
     public Contribution contribute(Batch batch) {
         List<OutboxStore.Delivery> deliveries = new ArrayList<>();
         for (NewMessage m : batch.messages()) {
+            if (m.recipients().isEmpty()) {
+                continue;
+            }
+            // one per message, shared by its recipients' rows
+            OutboxRow.Message message = new OutboxRow.Message(m.chatId(), m.seq(), m.messageId(), m.senderId(), m.correlationId(),
+                    m.body(), m.kind(), m.streamId());
             for (String recipient : m.recipients()) {
-                deliveries.add(new OutboxStore.Delivery(recipient, m.chatId(), m.seq(), m.messageId(), m.senderId(),
-                        m.correlationId(), m.body(), m.kind(), m.streamId()));
+                deliveries.add(new OutboxStore.Delivery(recipient, message));
             }
         }
         if (deliveries.isEmpty()) {

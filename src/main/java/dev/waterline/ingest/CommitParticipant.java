@@ -26,9 +26,53 @@ public interface CommitParticipant {
     record Batch(List<NewMessage> messages, Instant sentAt) {
     }
 
-    /** One message about to be committed, with the members it goes to (the chat's members but its sender). */
-    record NewMessage(String chatId, long seq, String messageId, String senderId, String correlationId, String body,
-                      List<String> recipients, String kind, String streamId) {
+    /**
+     * One message about to be committed, with the members it goes to (the chat's members but its
+     * sender). The accessors of the message's fields ({@link #chatId()}, {@link #seq()}, ...) read
+     * through {@code message}.
+     */
+    record NewMessage(Message message, List<String> recipients) {
+
+        public String chatId() {
+            return message.chatId();
+        }
+
+        public long seq() {
+            return message.seq();
+        }
+
+        public String messageId() {
+            return message.messageId();
+        }
+
+        public String senderId() {
+            return message.senderId();
+        }
+
+        public String correlationId() {
+            return message.correlationId();
+        }
+
+        public String body() {
+            return message.body();
+        }
+
+        public String kind() {
+            return message.kind();
+        }
+
+        public String streamId() {
+            return message.streamId();
+        }
+    }
+
+    /**
+     * A new message as its history row holds it: where it is in its chat ({@code chatId},
+     * {@code seq}), its id, who sent it with which {@code correlationId}, and what it says
+     * ({@code body}, of {@code kind}, with its {@code streamId} if it opens a stream).
+     */
+    record Message(String chatId, long seq, String messageId, String senderId, String correlationId, String body,
+                   String kind, String streamId) {
     }
 
     /** A participant's part of one transaction. */

@@ -240,8 +240,8 @@ class IngestRepository {
                     recipients.add(member);
                 }
             }
-            created.add(new CommitParticipant.NewMessage(s.chatId(), seq, messageId, s.senderId(), s.correlationId(),
-                    s.body(), recipients, s.kind(), s.streamId()));
+            created.add(new CommitParticipant.NewMessage(new CommitParticipant.Message(s.chatId(), seq, messageId, s.senderId(),
+                    s.correlationId(), s.body(), s.kind(), s.streamId()), recipients));
         }
 
         int[] claimed = new int[1];

@@ -5,14 +5,56 @@ package dev.waterline.outbox;
  * {@code committedAtMillis} is when the message was committed, in epoch milliseconds (read by
  * ingest as its commit returned; for a row read back from the outbox, its insert time, moments
  * before its commit): what the delivery latency histogram measures from.
+ *
+ * <p>The message's own fields are one {@link Message}, shared by the rows of its recipients as
+ * the group commit makes them; the accessors of its fields ({@link #chatId()}, {@link #seq()},
+ * ...) read through it.
  */
-public record OutboxRow(long id, String recipientId, String chatId, long seq, String messageId,
-                        String senderId, String correlationId, String body, String sentAt, long committedAtMillis,
-                        int attempts, String kind, String streamId) {
+public record OutboxRow(long id, String recipientId, Message message, String sentAt, long committedAtMillis, int attempts) {
+
+    /**
+     * The message a row delivers, as every recipient's row carries it: where it is in its chat
+     * ({@code chatId}, {@code seq}), its id, who sent it with which {@code correlationId}, and
+     * what it says ({@code body}, of {@code kind}, with its {@code streamId} if it opens a stream).
+     */
+    public record Message(String chatId, long seq, String messageId, String senderId, String correlationId, String body,
+                          String kind, String streamId) {
+    }
 
     /** This row with its commit time. */
     public OutboxRow committedAt(long millis) {
-        return new OutboxRow(id, recipientId, chatId, seq, messageId, senderId, correlationId, body, sentAt, millis, attempts,
-                kind, streamId);
+        return new OutboxRow(id, recipientId, message, sentAt, millis, attempts);
+    }
+
+    public String chatId() {
+        return message.chatId();
+    }
+
+    public long seq() {
+        return message.seq();
+    }
+
+    public String messageId() {
+        return message.messageId();
+    }
+
+    public String senderId() {
+        return message.senderId();
+    }
+
+    public String correlationId() {
+        return message.correlationId();
+    }
+
+    public String body() {
+        return message.body();
+    }
+
+    public String kind() {
+        return message.kind();
+    }
+
+    public String streamId() {
+        return message.streamId();
     }
 }

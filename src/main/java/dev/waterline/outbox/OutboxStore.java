@@ -19,9 +19,11 @@ import dev.waterline.commit.Transaction;
  */
 public interface OutboxStore {
 
-    /** One delivery owed: a message for one of its recipients, as the group commit writes it. */
-    record Delivery(String recipientId, String chatId, long seq, String messageId, String senderId,
-                    String correlationId, String body, String kind, String streamId) {
+    /**
+     * One delivery owed: a message for one of its recipients, as the group commit writes it (the
+     * deliveries of one message share its {@link OutboxRow.Message}).
+     */
+    record Delivery(String recipientId, OutboxRow.Message message) {
     }
 
     /** The rows of one group commit: their write in its transaction, and what it made. */

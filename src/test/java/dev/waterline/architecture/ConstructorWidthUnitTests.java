@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <li>the frame records of {@link Frames}: each component is a field of a frame on the wire
  *     (docs/PROTOCOL.md), in its order;</li>
  * <li>the data records of {@link #WIDE}, each named with its reason: wire shapes that REST answers
- *     field by field, and the rows the commit and delivery ports share, cut with those ports.</li>
+ *     field by field.</li>
  * </ul>
  * A record on that list must stay wider than eight, or come off it; no other may join it.
  */
@@ -37,10 +37,7 @@ class ConstructorWidthUnitTests {
     /** Data records still wider than eight, and why they are not cut yet. */
     static final Map<String, String> WIDE = Map.of(
             "dev.waterline.streams.StreamView", "the stream as REST answers it, field by field (docs/PROTOCOL.md, streams)",
-            "dev.waterline.history.HistoryMessage", "a history row as REST answers it, field by field",
-            "dev.waterline.ingest.CommitParticipant$NewMessage", "the commit participants' port, cut with it",
-            "dev.waterline.outbox.OutboxStore$Delivery", "the outbox port's append, cut with it",
-            "dev.waterline.outbox.OutboxRow", "the outbox row every delivery path shares, cut with the outbox port");
+            "dev.waterline.history.HistoryMessage", "a history row as REST answers it, field by field");
 
     static JavaClasses classes;
 

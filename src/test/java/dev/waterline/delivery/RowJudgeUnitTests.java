@@ -123,7 +123,8 @@ class RowJudgeUnitTests {
     }
 
     static OutboxRow row(long id, int attempts, String recipient) {
-        return new OutboxRow(id, recipient, "chat", id, "m-" + id, "alice", null, "hi", "2026-12-04T00:00:00Z", 0, attempts, "message", null);
+        return new OutboxRow(id, recipient, new OutboxRow.Message("chat", id, "m-" + id, "alice", null, "hi", "message", null),
+                "2026-12-04T00:00:00Z", 0, attempts);
     }
 
     record Session(String userId, String sessionId) implements ClientSession {

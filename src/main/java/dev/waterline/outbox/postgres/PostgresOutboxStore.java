@@ -134,11 +134,11 @@ class PostgresOutboxStore implements OutboxStore {
 
     private static final RowMapper<OutboxRow> ROW = (rs, i) -> {
         Instant sentAt = rs.getTimestamp("sent_at").toInstant();
-        return new OutboxRow(
-                rs.getLong("id"), rs.getString("recipient_id"), rs.getString("chat_id"), rs.getLong("seq"),
-                rs.getString("message_id"), rs.getString("sender_id"), rs.getString("correlation_id"),
-                rs.getString("body"), sentAt.toString(), rs.getTimestamp("created_at").getTime(), rs.getInt("attempts"),
-                rs.getString("kind"), rs.getString("stream_id"));
+        OutboxRow.Message message = new OutboxRow.Message(rs.getString("chat_id"), rs.getLong("seq"), rs.getString("message_id"),
+                rs.getString("sender_id"), rs.getString("correlation_id"), rs.getString("body"), rs.getString("kind"),
+                rs.getString("stream_id"));
+        return new OutboxRow(rs.getLong("id"), rs.getString("recipient_id"), message, sentAt.toString(),
+                rs.getTimestamp("created_at").getTime(), rs.getInt("attempts"));
     };
 
     private final JdbcTemplate jdbc;
@@ -158,16 +158,17 @@ class PostgresOutboxStore implements OutboxStore {
         Map<String, Integer> index = new HashMap<>(n * 2);
         for (int i = 0; i < n; i++) {
             Delivery d = deliveries.get(i);
+            OutboxRow.Message m = d.message();
             recipient[i] = d.recipientId();
-            chat[i] = d.chatId();
-            seq[i] = d.seq();
-            message[i] = d.messageId();
-            sender[i] = d.senderId();
-            correlation[i] = d.correlationId();
-            body[i] = d.body();
-            kind[i] = d.kind();
-            stream[i] = d.streamId();
-            index.put(key(d.messageId(), d.recipientId()), i);
+            chat[i] = m.chatId();
+            seq[i] = m.seq();
+            message[i] = m.messageId();
+            sender[i] = m.senderId();
+            correlation[i] = m.correlationId();
+            body[i] = m.body();
+            kind[i] = m.kind();
+            stream[i] = m.streamId();
+            index.put(key(m.messageId(), d.recipientId()), i);
         }
         long[] ids = new long[n];
         int[] returned = {0};
@@ -192,8 +193,7 @@ class PostgresOutboxStore implements OutboxStore {
                 List<OutboxRow> rows = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     Delivery d = deliveries.get(i);
-                    rows.add(new OutboxRow(ids[i], d.recipientId(), d.chatId(), d.seq(), d.messageId(), d.senderId(),
-                            d.correlationId(), d.body(), sentAtText, committedAtMillis, 0, d.kind(), d.streamId()));
+                    rows.add(new OutboxRow(ids[i], d.recipientId(), d.message(), sentAtText, committedAtMillis, 0));
                 }
                 return rows;
             }

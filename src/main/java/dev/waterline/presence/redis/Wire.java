@@ -35,11 +35,12 @@ final class Wire {
     static List<OutboxRow> rows(JsonNode m) {
         List<OutboxRow> out = new ArrayList<>(m.get("rows").size());
         for (JsonNode r : m.get("rows")) {
-            out.add(new OutboxRow(r.get(0).asLong(), r.get(1).asString(), r.get(2).asString(), r.get(3).asLong(),
-                    r.get(4).asString(), r.get(5).asString(), r.get(6).asString(), r.get(7).asString(), r.get(8).asString(),
-                    r.get(9).asLong(), r.get(10).asInt(),
+            OutboxRow.Message message = new OutboxRow.Message(r.get(2).asString(), r.get(3).asLong(), r.get(4).asString(),
+                    r.get(5).asString(), r.get(6).asString(), r.get(7).asString(),
                     // a node of the build before streams sends eleven fields: a text message
-                    r.has(11) ? r.get(11).asString() : "text", r.has(12) && !r.get(12).isNull() ? r.get(12).asString() : null));
+                    r.has(11) ? r.get(11).asString() : "text", r.has(12) && !r.get(12).isNull() ? r.get(12).asString() : null);
+            out.add(new OutboxRow(r.get(0).asLong(), r.get(1).asString(), message, r.get(8).asString(), r.get(9).asLong(),
+                    r.get(10).asInt()));
         }
         return out;
     }

@@ -84,6 +84,7 @@ class LocalAdaptersUnitTests {
     }
 
     private static OutboxRow row(long id, String recipient) {
-        return new OutboxRow(id, recipient, "chat", id, "m-" + id, "alice", null, "hi", "2026-12-04T00:00:00Z", 0, 0, "message", null);
+        return new OutboxRow(id, recipient, new OutboxRow.Message("chat", id, "m-" + id, "alice", null, "hi", "message", null),
+                "2026-12-04T00:00:00Z", 0, 0);
     }
 }
