@@ -9,7 +9,6 @@ import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import io.micrometer.core.instrument.Counter;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 
 /**
@@ -17,7 +16,8 @@ import org.springframework.stereotype.Component;
  * store queues the file's removal in {@code blob_removals} by a trigger, in the same transaction
  * that deletes the row (V8: {@code stream_blobs}, whether deleted by retention's cascade, by an
  * abandoned upload's sweep or by a refused upload), so no deletion can forget its file, and a
- * crash between the commit and the removal leaves the ledger row to be done after restart.
+ * crash between the commit and the removal leaves the ledger row to be done after restart. The
+ * ledger's statements are {@link BlobRemovalRepository}'s.
  *
  * <p>Loop: every {@code removal-interval} (or sooner when {@link #wake}d), read up to 100 ledger
  * rows, oldest first; for each, remove the content from the store, then delete the ledger row.
@@ -31,31 +31,17 @@ class BlobRemovals implements SmartLifecycle {
 
     static final String LOOP = "blob_removal";
 
-    /** 1: most. The oldest queued removals. */
-    private static final String QUEUED = """
-            SELECT blob_id FROM blob_removals ORDER BY queued_at LIMIT ?
-            """;
-
-    /** 1: key. A removal queued by hand (an upload that failed), whether or not a trigger queued it already. */
-    private static final String QUEUE = """
-            INSERT INTO blob_removals (blob_id) VALUES (?) ON CONFLICT (blob_id) DO NOTHING
-            """;
-
-    private static final String DONE = """
-            DELETE FROM blob_removals WHERE blob_id = ?
-            """;
-
     private final BlobStore store;
-    private final JdbcTemplate jdbc;
+    private final BlobRemovalRepository ledger;
     private final BlobProperties properties;
     private final Loops loops;
     private final Counter removed;
     private volatile boolean running;
     private Thread thread;
 
-    BlobRemovals(BlobStore store, JdbcTemplate jdbc, BlobProperties properties, Loops loops, WaterlineMetrics metrics) {
+    BlobRemovals(BlobStore store, BlobRemovalRepository ledger, BlobProperties properties, Loops loops, WaterlineMetrics metrics) {
         this.store = store;
-        this.jdbc = jdbc;
+        this.ledger = ledger;
         this.properties = properties;
         this.loops = loops;
         this.removed = metrics.counter("waterline.blob.removals", "file contents removed after their owner row was deleted");
@@ -70,12 +56,12 @@ class BlobRemovals implements SmartLifecycle {
 
     /** One pass: how many contents it removed. */
     int pass() {
-        List<String> keys = jdbc.queryForList(QUEUED, String.class, 100);
+        List<String> keys = ledger.queued(100);
         queued = keys.size();
         int done = 0;
         for (String key : keys) {
             store.delete(key);
-            jdbc.update(DONE, key);
+            ledger.done(key);
             removed.increment();
             done++;
         }
@@ -84,7 +70,7 @@ class BlobRemovals implements SmartLifecycle {
 
     /** Queues the removal of {@code key}'s content. */
     void queue(String key) {
-        jdbc.update(QUEUE, key);
+        ledger.queue(key);
     }
 
     /** Asks for a pass soon (an upload was refused and its parts are queued). */

@@ -68,7 +68,7 @@ final class HookCaller {
     }
 
     /** Starts {@code c}'s call, which the shares let go as {@code call}; one that cannot start is released unmade. */
-    void start(DeliveryQueue.Claimed c, HookShares.Call call) {
+    void start(DeliveryQueueRepository.Claimed c, HookShares.Call call) {
         metrics.inFlight().incrementAndGet();
         try {
             calls.execute(() -> call(c, call));
@@ -81,9 +81,9 @@ final class HookCaller {
         }
     }
 
-    private void call(DeliveryQueue.Claimed c, HookShares.Call started) {
+    private void call(DeliveryQueueRepository.Claimed c, HookShares.Call started) {
         boolean judged = true;
-        DeliveryQueue.Recorded recorded;
+        DeliveryQueueRepository.Recorded recorded;
         try {
             Sink sink = sinks.of(c.kind());
             Sink.Outcome outcome = sink == null ? new Sink.Outcome.Permanent("no sink for the kind " + c.kind())

@@ -40,7 +40,7 @@ final class HookClaimer {
     private static final int PROBES = 8;
 
     private final HookProperties properties;
-    private final DeliveryQueue queue;
+    private final DeliveryQueueRepository queue;
     private final HookShares shares;
     private final HookCaller caller;
     private final HookRecorder recorder;
@@ -54,7 +54,7 @@ final class HookClaimer {
     /** Released when a call ends: a loop with no room at all waits on it. */
     private final Semaphore room = new Semaphore(0);
 
-    HookClaimer(HookProperties properties, DeliveryQueue queue, HookShares shares, HookCaller caller, HookRecorder recorder,
+    HookClaimer(HookProperties properties, DeliveryQueueRepository queue, HookShares shares, HookCaller caller, HookRecorder recorder,
                 HookMetrics metrics, DoubleSupplier pressure) {
         this.properties = properties;
         this.queue = queue;
@@ -125,7 +125,7 @@ final class HookClaimer {
             room.tryAcquire(properties.pollInterval().toMillis(), TimeUnit.MILLISECONDS);
             return;
         }
-        DeliveryQueue.Claims got = null;
+        DeliveryQueueRepository.Claims got = null;
         int givenBack;
         try {
             got = queue.claim(recorder.claimant(), properties.claimTimeout(), wake.length, slice, plan);
@@ -147,7 +147,7 @@ final class HookClaimer {
     private void claimProbes() {
         HookShares.Plan probes = shares.probes(PROBES, System.nanoTime());
         if (probes.total() > 0) {
-            List<DeliveryQueue.Claimed> got = List.of();
+            List<DeliveryQueueRepository.Claimed> got = List.of();
             try {
                 got = queue.claimProbes(recorder.claimant(), properties.claimTimeout(), probes.total());
             }
@@ -162,12 +162,12 @@ final class HookClaimer {
      * Ends {@code plan}'s reservation with the rows it claimed, starts their calls, and releases
      * unmade the rows the shares answer to give back; returns how many were given back.
      */
-    private int start(HookShares.Plan plan, List<DeliveryQueue.Claimed> claimed) {
+    private int start(HookShares.Plan plan, List<DeliveryQueueRepository.Claimed> claimed) {
         List<HookShares.Call> started = shares.settle(plan,
                 claimed.stream().map(c -> new HookShares.Taken(c.hookId(), c.userId(), c.probe())).toList(), System.nanoTime());
         int givenBack = 0;
         for (int i = 0; i < claimed.size(); i++) {
-            DeliveryQueue.Claimed c = claimed.get(i);
+            DeliveryQueueRepository.Claimed c = claimed.get(i);
             HookShares.Call call = started.get(i);
             if (call == null) {
                 // taken past a cap by claims planned at once: back as it was, due now, its attempt not counted

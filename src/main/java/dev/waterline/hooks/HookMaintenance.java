@@ -12,12 +12,12 @@ import org.springframework.stereotype.Component;
 /**
  * The hooks' maintenance pass, every {@code maintenance-interval} on every node, workers or not:
  * the breakers not closed read again; expired claims and probes back, rows of breakers that
- * changed sorted, a deleted hook's leftovers found (a bounded walk, {@link DeliveryQueue#orphans})
+ * changed sorted, a deleted hook's leftovers found (a bounded walk, {@link DeliveryQueueRepository#orphans})
  * and purged (these on one node at a time, under the maintenance lock); the offline chats
- * refreshed; the gauges read (capped probes, {@link DeliveryQueue#backlog}); hooks idle here long
+ * refreshed; the gauges read (capped probes, {@link DeliveryQueueRepository#backlog}); hooks idle here long
  * forgotten by the shares; idle target connections closed; and dead letters older than
  * {@code dead-retention} deleted, at most {@value #DEAD_CHUNKS} chunks of
- * {@link DeliveryQueue#CHUNK} rows a pass ({@code SKIP LOCKED}: nodes doing it at once take
+ * {@link DeliveryQueueRepository#CHUNK} rows a pass ({@code SKIP LOCKED}: nodes doing it at once take
  * different rows), counted in {@code waterline.hook.dead.expired}.
  *
  * <p>Errors: each part runs on its own ({@link Loops#pass}): one that fails is counted in
@@ -36,7 +36,7 @@ class HookMaintenance implements SmartLifecycle {
     static final int ORPHAN_WALK = 1_000;
 
     private final HookProperties properties;
-    private final DeliveryQueue queue;
+    private final DeliveryQueueRepository queue;
     private final OfflineChats offlineChats;
     private final Sinks sinks;
     private final HookMetrics metrics;
@@ -46,7 +46,7 @@ class HookMaintenance implements SmartLifecycle {
     /** Where the walk for orphans goes on from ('' from the start); read and written by the scheduler's one thread. */
     private String orphansAfter = "";
 
-    HookMaintenance(HookProperties properties, DeliveryQueue queue, OfflineChats offlineChats, Sinks sinks, HookMetrics metrics,
+    HookMaintenance(HookProperties properties, DeliveryQueueRepository queue, OfflineChats offlineChats, Sinks sinks, HookMetrics metrics,
                     Loops loops, HookWorkers workers) {
         this.properties = properties;
         this.queue = queue;
@@ -62,21 +62,21 @@ class HookMaintenance implements SmartLifecycle {
     void maintain() {
         loops.pass(MAINTENANCE_LOOP, () -> workers.breakersNotClosed(queue.notClosed()));
         loops.pass(MAINTENANCE_LOOP, () -> {
-            DeliveryQueue.Maintained m = queue.maintain();
+            DeliveryQueueRepository.Maintained m = queue.maintain();
             if (m != null) {
                 if (m.expiredClaims() > 0) {
                     metrics.expired(m.expiredClaims());
                     log.warn(m.expiredClaims() + " hook deliveries claimed past waterline.hooks.claim-timeout went back to pending");
                 }
                 m.toSort().forEach(workers::sort);
-                DeliveryQueue.Walk walk = queue.orphans(orphansAfter, ORPHAN_WALK);
+                DeliveryQueueRepository.Walk walk = queue.orphans(orphansAfter, ORPHAN_WALK);
                 orphansAfter = walk.next();
                 walk.orphans().forEach(workers::purge);
             }
         });
         loops.pass(MAINTENANCE_LOOP, offlineChats::refresh);
         loops.pass(MAINTENANCE_LOOP, () -> {
-            DeliveryQueue.Backlog b = queue.backlog();
+            DeliveryQueueRepository.Backlog b = queue.backlog();
             metrics.backlog(b.rows(), b.oldestSeconds(), b.dead());
         });
         loops.pass(MAINTENANCE_LOOP, () -> metrics.slowInFlight(workers.forgetIdle()));
@@ -91,7 +91,7 @@ class HookMaintenance implements SmartLifecycle {
         for (int i = 0; i < DEAD_CHUNKS; i++) {
             int n = queue.deleteDeadChunk(retention);
             gone += n;
-            if (n < DeliveryQueue.CHUNK) {
+            if (n < DeliveryQueueRepository.CHUNK) {
                 break;
             }
         }

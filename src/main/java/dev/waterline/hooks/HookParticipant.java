@@ -36,61 +36,13 @@ import org.springframework.stereotype.Component;
  * the message's history row, written earlier in the same transaction.
  *
  * <p>A delivery of a hook whose breaker is not closed is born {@code held}: the claim never scans
- * it. After commit the workers whose slices got rows are woken.
+ * it. After commit the workers whose slices got rows are woken. The statements are
+ * {@link HookCommitRepository}'s; they run in the group commit's transaction, as every
+ * participant's do.
  */
 @Component
 @Order(2)
 class HookParticipant implements CommitParticipant {
-
-    /**
-     * 1: text[] the batch's distinct chat ids, 2: sent_at text of the batch, 3..4: pairwise arrays
-     * of the batch's new messages (chat id, seq). Driven by the chats' hooks: the hooks of the
-     * batch's chats are read first, materialized (hooks_by_chat), and only a message of a chat that
-     * has one is looked up in message_history, by its key, written earlier in this transaction; the
-     * payload is built from that row. A batch whose chats have no hook (nearly every batch) costs
-     * one index probe per chat and sends two small arrays, not its bodies a second time. The
-     * lookup is a LATERAL ... LIMIT 1, which the planner cannot turn into a join: an earlier form
-     * joined message_history, and a prepared plan cached while history was nearly empty (a fresh
-     * database before autovacuum's first analyze) scanned the whole table in every group commit
-     * (28 scans a second of a 60,000-row table at 2,000 msg/s; docs/lab/2026-12-02-peers.md, "A
-     * whole-history scan in every group commit").
-     */
-    private static final String INSERT_MESSAGE_DELIVERIES = """
-            WITH h AS MATERIALIZED (
-                SELECT hook_id, chat_id, breaker FROM hooks
-                WHERE chat_id = ANY (?::text[]) AND 'message' = ANY (events))
-            INSERT INTO hook_deliveries (hook_id, event, message_id, idempotency_key, payload, status)
-            SELECT h.hook_id, 'message', m.message_id, h.hook_id || ':' || m.message_id,
-                   json_build_object('hookId', h.hook_id, 'event', 'message', 'messageId', m.message_id,
-                       'correlationId', m.correlation_id, 'chatId', m.chat_id, 'seq', m.seq, 'senderId', m.sender_id,
-                       'kind', m.kind, 'body', m.body, 'sentAt', ?::text, 'streamId', m.stream_id)::text,
-                   CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
-            FROM h
-            JOIN unnest(?::text[], ?::bigint[]) AS b(chat_id, seq) ON b.chat_id = h.chat_id
-            CROSS JOIN LATERAL (
-                SELECT mh.message_id, mh.correlation_id, mh.chat_id, mh.seq, mh.sender_id, mh.kind, mh.body, mh.stream_id
-                FROM message_history mh
-                WHERE mh.chat_id = b.chat_id AND mh.seq = b.seq
-                LIMIT 1) m
-            ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
-            RETURNING id
-            """;
-
-    /**
-     * 1..5: pairwise text[] chat ids, text[] message ids, bigint[] seqs, text[] senders, text[]
-     * offline recipients (one element per message and recipient). One fan-out row per offline hook
-     * of the chat and message, with its recipients gathered into an array.
-     */
-    private static final String INSERT_OFFLINE_FANOUTS = """
-            WITH o AS (
-                SELECT chat_id, message_id, seq, sender_id, array_agg(user_id ORDER BY user_id) AS user_ids
-                FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[]) AS r(chat_id, message_id, seq, sender_id, user_id)
-                GROUP BY chat_id, message_id, seq, sender_id)
-            INSERT INTO hook_offline_fanouts (hook_id, chat_id, message_id, seq, sender_id, user_ids)
-            SELECT h.hook_id, o.chat_id, o.message_id, o.seq, o.sender_id, o.user_ids
-            FROM o JOIN hooks h ON h.chat_id = o.chat_id AND 'offline' = ANY (h.events)
-            RETURNING id
-            """;
 
     static final Duration PRESENCE_WAIT = Duration.ofMillis(50);
     private static final Executor LOOKUPS = Executors.newVirtualThreadPerTaskExecutor();
@@ -101,15 +53,17 @@ class HookParticipant implements CommitParticipant {
     private final HookWorkers workers;
     private final OfflineFanouts fanouts;
     private final HookMetrics metrics;
+    private final HookCommitRepository store;
 
     HookParticipant(OfflineChats offlineChats, SessionRegistry sessions, Presence presence, HookWorkers workers,
-                    OfflineFanouts fanouts, HookMetrics metrics) {
+                    OfflineFanouts fanouts, HookMetrics metrics, HookCommitRepository store) {
         this.offlineChats = offlineChats;
         this.sessions = sessions;
         this.presence = presence;
         this.workers = workers;
         this.fanouts = fanouts;
         this.metrics = metrics;
+        this.store = store;
     }
 
     @Override
@@ -127,8 +81,7 @@ class HookParticipant implements CommitParticipant {
         List<Long> ids = new ArrayList<>();
         int[] fanned = {0};
         List<Statement> statements = new ArrayList<>(2);
-        statements.add(Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> ids.add(rs.getLong(1)), distinct.toArray(String[]::new),
-                batch.sentAt().toString(), chats, seqs));
+        statements.add(store.messageDeliveries(distinct.toArray(String[]::new), batch.sentAt().toString(), chats, seqs, ids::add));
         Statement offline = offline(batch, fanned);
         if (offline != null) {
             statements.add(offline);
@@ -191,8 +144,8 @@ class HookParticipant implements CommitParticipant {
         if (chat.isEmpty()) {
             return null;
         }
-        return Statement.of(INSERT_OFFLINE_FANOUTS, rs -> fanned[0]++, chat.toArray(String[]::new), message.toArray(String[]::new),
-                seq.stream().mapToLong(Long::longValue).toArray(), sender.toArray(String[]::new), user.toArray(String[]::new));
+        return store.offlineFanouts(chat.toArray(String[]::new), message.toArray(String[]::new),
+                seq.stream().mapToLong(Long::longValue).toArray(), sender.toArray(String[]::new), user.toArray(String[]::new), () -> fanned[0]++);
     }
 
     /**

@@ -17,7 +17,7 @@ import org.apache.commons.logging.LogFactory;
 
 /**
  * The record step of the hook workers: gathers the calls' outcomes and records them in batches
- * ({@link DeliveryQueue#record}), and keeps what recording taught this node about breakers (the
+ * ({@link DeliveryQueueRepository#record}), and keeps what recording taught this node about breakers (the
  * hooks whose breaker is not closed, which the claims leave out).
  *
  * <p>Loop. Wait up to 100 ms for an outcome, take it and up to 255 more, record them in one short
@@ -42,7 +42,7 @@ final class HookRecorder {
     static final String RECORD_LOOP = "hook_record";
     private static final int BATCH = 256;
 
-    private final DeliveryQueue queue;
+    private final DeliveryQueueRepository queue;
     private final HookProperties properties;
     private final HookMetrics metrics;
     private final Loops loops;
@@ -50,13 +50,13 @@ final class HookRecorder {
     private final String claimant;
     /** Hooks whose breaker opened or closed: their rows are to be brought in line with it. */
     private final Consumer<String> sort;
-    private final LinkedBlockingQueue<DeliveryQueue.Recorded> outcomes = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<DeliveryQueueRepository.Recorded> outcomes = new LinkedBlockingQueue<>();
     /** Hooks whose breaker this node last saw not closed: its claims leave them out. */
     private final Set<String> notClosed = ConcurrentHashMap.newKeySet();
     private final ThrottledLog lostLog = new ThrottledLog();
     private volatile boolean accepting;
 
-    HookRecorder(DeliveryQueue queue, HookProperties properties, HookMetrics metrics, Loops loops, Clock clock, String claimant,
+    HookRecorder(DeliveryQueueRepository queue, HookProperties properties, HookMetrics metrics, Loops loops, Clock clock, String claimant,
                  Consumer<String> sort) {
         this.queue = queue;
         this.properties = properties;
@@ -83,7 +83,7 @@ final class HookRecorder {
     }
 
     /** Hands an outcome in to be recorded; counted and logged if the recorder has stopped. */
-    void add(DeliveryQueue.Recorded outcome) {
+    void add(DeliveryQueueRepository.Recorded outcome) {
         outcomes.add(outcome);
         // stopped meanwhile: the loop may have ended before it saw this one; if it is still here, it is lost
         if (!accepting && outcomes.remove(outcome)) {
@@ -92,7 +92,7 @@ final class HookRecorder {
     }
 
     /** A delivery claimed and not called: back as it was, due now, no attempt counted. */
-    void release(DeliveryQueue.Claimed c) {
+    void release(DeliveryQueueRepository.Claimed c) {
         add(Verdicts.released(c, clock.instant()));
     }
 
@@ -109,7 +109,7 @@ final class HookRecorder {
 
     /** After the loop ended: what it left (it was stopped before it could record them) is counted and logged. */
     void drop() {
-        List<DeliveryQueue.Recorded> left = new ArrayList<>();
+        List<DeliveryQueueRepository.Recorded> left = new ArrayList<>();
         outcomes.drainTo(left);
         if (!left.isEmpty()) {
             lost(left.size(), left.size() + " hook outcomes were left unrecorded at shutdown");
@@ -117,11 +117,11 @@ final class HookRecorder {
     }
 
     void step() throws InterruptedException {
-        DeliveryQueue.Recorded first = outcomes.poll(100, TimeUnit.MILLISECONDS);
+        DeliveryQueueRepository.Recorded first = outcomes.poll(100, TimeUnit.MILLISECONDS);
         if (first == null) {
             return;
         }
-        List<DeliveryQueue.Recorded> batch = new ArrayList<>(BATCH);
+        List<DeliveryQueueRepository.Recorded> batch = new ArrayList<>(BATCH);
         batch.add(first);
         outcomes.drainTo(batch, BATCH - 1);
         for (int attempt = 1; ; attempt++) {
@@ -141,8 +141,8 @@ final class HookRecorder {
         }
     }
 
-    private void record(List<DeliveryQueue.Recorded> batch) {
-        DeliveryQueue.Recording r = queue.record(claimant, batch, properties.breakerFailures(), properties.breakerCooldown());
+    private void record(List<DeliveryQueueRepository.Recorded> batch) {
+        DeliveryQueueRepository.Recording r = queue.record(claimant, batch, properties.breakerFailures(), properties.breakerCooldown());
         for (String h : r.opened()) {
             metrics.opened();
             notClosed.add(h);
@@ -153,7 +153,7 @@ final class HookRecorder {
             sort.accept(h);
         }
         long now = clock.millis();
-        for (DeliveryQueue.Recorded x : batch) {
+        for (DeliveryQueueRepository.Recorded x : batch) {
             if (x.verdict() == Verdict.DONE) {
                 metrics.delivered(now - x.claimed().createdAtMillis());
             }

@@ -16,11 +16,12 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The REST side of hooks: create, list, read with counts, delete, the dead letters and their
- * replay. Creating and deleting a hook take its chat row's lock, which the group commit's lock on
- * the chat excludes: a hook sees exactly the messages committed after it was created, and no
- * delivery is enqueued for a hook whose deletion has committed. What a deleted hook leaves behind
- * is deleted after, chunk by chunk, outside the chat's lock ({@link DeliveryQueue#purgeChunk}):
- * until then no claim returns it (the claim joins the hook).
+ * replay; and the chats with an {@code offline} hook ({@link OfflineChats}). Creating and deleting
+ * a hook take its chat row's lock, which the group commit's lock on the chat excludes: a hook sees
+ * exactly the messages committed after it was created, and no delivery is enqueued for a hook
+ * whose deletion has committed. What a deleted hook leaves behind is deleted after, chunk by
+ * chunk, outside the chat's lock ({@link DeliveryQueueRepository#purgeChunk}): until then no claim
+ * returns it (the claim joins the hook).
  */
 @Repository
 class HookRepository {
@@ -105,6 +106,11 @@ class HookRepository {
             FROM hooks h
             WHERE d.hook_id = ? AND h.hook_id = d.hook_id AND d.status = 'dead' AND (? OR d.id = ANY (?::bigint[]))
               AND NOT EXISTS (SELECT 1 FROM hook_deliveries a WHERE a.idempotency_key = d.idempotency_key AND a.status <> 'dead')
+            """;
+
+    /** The chats that have a hook listening to {@code offline} events ({@link OfflineChats}). */
+    private static final String CHATS_WITH_OFFLINE_HOOKS = """
+            SELECT DISTINCT chat_id FROM hooks WHERE 'offline' = ANY (events)
             """;
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -221,6 +227,10 @@ class HookRepository {
         return jdbc.query(DEAD, (rs, i) -> new DeadLetter(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
                 rs.getInt(5), rs.getString(6), rs.getTimestamp(7) == null ? null : rs.getTimestamp(7).toInstant().toString()),
                 hookId, limit);
+    }
+
+    List<String> chatsWithOfflineHooks() {
+        return jdbc.queryForList(CHATS_WITH_OFFLINE_HOOKS, String.class);
     }
 
     int replay(String hookId, List<Long> ids) {

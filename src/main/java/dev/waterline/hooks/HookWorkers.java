@@ -44,7 +44,7 @@ class HookWorkers implements SmartLifecycle {
     private static final Log log = LogFactory.getLog(HookWorkers.class);
 
     private final HookProperties properties;
-    private final DeliveryQueue queue;
+    private final DeliveryQueueRepository queue;
     private final Sinks sinks;
     private final Loops loops;
     /** The group commit, for its queue pressure: a provider, since ingest's own participants lead back here. */
@@ -64,7 +64,7 @@ class HookWorkers implements SmartLifecycle {
     /** Which start this is: a loop of an earlier run that outlived its stop never runs again. */
     private volatile int generation;
 
-    HookWorkers(HookProperties properties, DeliveryQueue queue, Sinks sinks, HookMetrics metrics, Loops loops, Clock clock,
+    HookWorkers(HookProperties properties, DeliveryQueueRepository queue, Sinks sinks, HookMetrics metrics, Loops loops, Clock clock,
                 Presence presence, ObjectProvider<Ingest> ingest) {
         this.ingestProvider = ingest;
         this.properties = properties;

@@ -4,7 +4,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 
 /**
@@ -19,19 +18,14 @@ import org.springframework.stereotype.Component;
 @Component
 class OfflineChats {
 
-    /** 1: nothing. */
-    private static final String CHATS_WITH_OFFLINE_HOOKS = """
-            SELECT DISTINCT chat_id FROM hooks WHERE 'offline' = ANY (events)
-            """;
-
     private static final long GRACE_NANOS = 60_000_000_000L;
 
-    private final JdbcTemplate jdbc;
+    private final HookRepository hooks;
     /** chat → when this node last added it (System.nanoTime). */
     private final ConcurrentHashMap<String, Long> chats = new ConcurrentHashMap<>();
 
-    OfflineChats(JdbcTemplate jdbc) {
-        this.jdbc = jdbc;
+    OfflineChats(HookRepository hooks) {
+        this.hooks = hooks;
     }
 
     boolean has(String chatId) {
@@ -48,7 +42,7 @@ class OfflineChats {
 
     /** Reads the database's list; keeps what was added within the last minute besides. */
     void refresh() {
-        Set<String> known = Set.copyOf(jdbc.queryForList(CHATS_WITH_OFFLINE_HOOKS, String.class));
+        Set<String> known = Set.copyOf(hooks.chatsWithOfflineHooks());
         long now = System.nanoTime();
         known.forEach(c -> chats.putIfAbsent(c, now - GRACE_NANOS));
         chats.entrySet().removeIf(e -> !known.contains(e.getKey()) && now - e.getValue() > GRACE_NANOS);

@@ -4,17 +4,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
-import javax.sql.DataSource;
-
 import dev.waterline.lifecycle.Loops;
 import dev.waterline.lifecycle.Workers;
 import dev.waterline.metrics.WaterlineMetrics;
 import io.micrometer.core.instrument.Counter;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The offline event's fan-out: each row of {@code hook_offline_fanouts} (one per offline hook and
@@ -39,7 +34,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * the transaction that inserted its deliveries, so none is lost and none is done twice (H1). Stops
  * with the context; what is left waits in the table for any node. The hook's row is read
  * {@code FOR KEY SHARE}, so a deletion of the hook (which purges its deliveries after it commits)
- * waits for a fan-out in progress, and a fan-out after it finds no hook (H2).
+ * waits for a fan-out in progress, and a fan-out after it finds no hook (H2). The statements are
+ * {@link OfflineFanoutRepository}'s.
  */
 @Component
 class OfflineFanouts implements SmartLifecycle {
@@ -47,51 +43,7 @@ class OfflineFanouts implements SmartLifecycle {
     static final String LOOP = "hook_fanout";
     static final int SENDERS_PER_PASS = 32;
 
-    /**
-     * 1: the sender after which to look, 2: most senders. The oldest fan-out of each sender whose id
-     * sorts after the first parameter, by a loose scan of (sender_id, id): one index probe a sender.
-     */
-    private static final String OLDEST_PER_SENDER = """
-            WITH RECURSIVE s AS (
-                (SELECT sender_id, id FROM hook_offline_fanouts WHERE sender_id > ? ORDER BY sender_id, id LIMIT 1)
-                UNION ALL
-                SELECT n.sender_id, n.id FROM s
-                CROSS JOIN LATERAL (SELECT f.sender_id, f.id FROM hook_offline_fanouts f
-                                    WHERE f.sender_id > s.sender_id ORDER BY f.sender_id, f.id LIMIT 1) n)
-            SELECT sender_id, id FROM s LIMIT ?
-            """;
-
-    /**
-     * 1: fan-out id. Its deliveries, one per recipient, then the row itself: the deliveries and the
-     * deletion commit together. The hook is read FOR KEY SHARE (its deletion waits; the recorder's
-     * breaker updates, FOR NO KEY UPDATE, do not); a row another node holds is skipped.
-     */
-    private static final String EXPAND = """
-            WITH f AS (
-                SELECT * FROM hook_offline_fanouts WHERE id = ? FOR UPDATE SKIP LOCKED),
-            h AS (
-                SELECT h.hook_id, h.breaker FROM hooks h JOIN f ON h.hook_id = f.hook_id FOR KEY SHARE OF h),
-            d AS (
-                INSERT INTO hook_deliveries (hook_id, event, message_id, user_id, idempotency_key, payload, status)
-                SELECT h.hook_id, 'offline', f.message_id, u.user_id, h.hook_id || ':' || f.message_id || ':' || u.user_id,
-                       json_build_object('hookId', h.hook_id, 'event', 'offline', 'userId', u.user_id, 'chatId', f.chat_id,
-                           'messageId', f.message_id, 'seq', f.seq)::text,
-                       CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
-                FROM f JOIN h ON h.hook_id = f.hook_id
-                CROSS JOIN LATERAL unnest(f.user_ids) AS u(user_id)
-                ON CONFLICT (idempotency_key) WHERE status <> 'dead' DO NOTHING
-                RETURNING id),
-            gone AS (
-                DELETE FROM hook_offline_fanouts x USING f WHERE x.id = f.id RETURNING x.id)
-            SELECT (SELECT count(*) FROM gone), ARRAY(SELECT id FROM d)
-            """;
-
-    private static final String BACKLOG = """
-            SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)), 0)::bigint FROM hook_offline_fanouts
-            """;
-
-    private final JdbcTemplate jdbc;
-    private final TransactionTemplate tx;
+    private final OfflineFanoutRepository store;
     private final HookWorkers workers;
     private final HookMetrics hookMetrics;
     private final Loops loops;
@@ -107,12 +59,8 @@ class OfflineFanouts implements SmartLifecycle {
     private volatile boolean wanted;
     private volatile Thread thread;
 
-    OfflineFanouts(DataSource dataSource, PlatformTransactionManager transactions, HookWorkers workers, HookMetrics hookMetrics,
-                   Loops loops, WaterlineMetrics metrics) {
-        this.jdbc = new JdbcTemplate(dataSource);
-        this.jdbc.setQueryTimeout(10);
-        this.tx = new TransactionTemplate(transactions);
-        this.tx.setTimeout(10);
+    OfflineFanouts(OfflineFanoutRepository store, HookWorkers workers, HookMetrics hookMetrics, Loops loops, WaterlineMetrics metrics) {
+        this.store = store;
         this.workers = workers;
         this.hookMetrics = hookMetrics;
         this.loops = loops;
@@ -133,10 +81,6 @@ class OfflineFanouts implements SmartLifecycle {
         }
     }
 
-    /** A fan-out to expand: whose, and which. */
-    private record Next(String sender, long id) {
-    }
-
     /**
      * One pass: the next {@link #SENDERS_PER_PASS} senders' oldest fan-outs, each expanded in its own
      * transaction; returns how many it expanded (a fan-out another node held is not counted).
@@ -144,24 +88,22 @@ class OfflineFanouts implements SmartLifecycle {
      * database (SKIP LOCKED) instead.
      */
     synchronized int pass() {
-        List<Next> next = new java.util.ArrayList<>(jdbc.query(OLDEST_PER_SENDER,
-                (rs, i) -> new Next(rs.getString(1), rs.getLong(2)), cursor, SENDERS_PER_PASS));
+        List<OfflineFanoutRepository.Next> next = new java.util.ArrayList<>(store.oldestPerSender(cursor, SENDERS_PER_PASS));
         if (next.size() < SENDERS_PER_PASS && !cursor.isEmpty()) {
             // round to the start: the senders up to the cursor, but for those already found
             java.util.Set<String> found = new java.util.HashSet<>();
             next.forEach(n -> found.add(n.sender()));
-            for (Next n : jdbc.query(OLDEST_PER_SENDER, (rs, i) -> new Next(rs.getString(1), rs.getLong(2)), "",
-                    SENDERS_PER_PASS - next.size())) {
+            for (OfflineFanoutRepository.Next n : store.oldestPerSender("", SENDERS_PER_PASS - next.size())) {
                 if (found.add(n.sender())) {
                     next.add(n);
                 }
             }
         }
         int expandedNow = 0;
-        for (Next n : next) {
+        for (OfflineFanoutRepository.Next n : next) {
             cursor = n.sender();
             try {
-                Expanded e = expand(n.id());
+                OfflineFanoutRepository.Expanded e = store.expand(n.id());
                 if (e.gone() > 0) {
                     expandedNow++;
                     done.increment();
@@ -178,31 +120,11 @@ class OfflineFanouts implements SmartLifecycle {
         }
         if (next.isEmpty() || System.nanoTime() - backlogReadAt > BACKLOG_EVERY_NANOS) {
             backlogReadAt = System.nanoTime();
-            jdbc.query(BACKLOG, rs -> {
-                backlog = rs.getLong(1);
-                oldestSeconds = rs.getLong(2);
-            });
+            OfflineFanoutRepository.Backlog b = store.backlog();
+            backlog = b.rows();
+            oldestSeconds = b.oldestSeconds();
         }
         return expandedNow;
-    }
-
-    /** What expanding one fan-out did: whether it took the row (another node may hold it), and the deliveries it wrote. */
-    private record Expanded(long gone, List<Long> deliveries) {
-    }
-
-    /**
-     * Expands one fan-out in a transaction of its own, with {@code synchronous_commit = off}: a
-     * commit a crash loses takes the deliveries and the row's deletion together, so the row is there
-     * to expand again, and nothing is written twice or lost.
-     */
-    private Expanded expand(long id) {
-        return tx.execute(s -> {
-            jdbc.execute("SET LOCAL synchronous_commit = off");
-            return jdbc.queryForObject(EXPAND, (rs, i) -> {
-                Long[] ids = (Long[]) rs.getArray(2).getArray();
-                return new Expanded(rs.getLong(1), List.of(ids));
-            }, id);
-        });
     }
 
     @Override

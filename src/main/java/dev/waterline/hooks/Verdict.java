@@ -2,7 +2,7 @@ package dev.waterline.hooks;
 
 /**
  * What becomes of a claimed delivery once its call ended: the outcome the recorder writes
- * ({@link DeliveryQueue#record}) and, for an attempt that was made, the {@code outcome} label of
+ * ({@link DeliveryQueueRepository#record}) and, for an attempt that was made, the {@code outcome} label of
  * {@code waterline_hook_deliveries_total}.
  */
 enum Verdict {

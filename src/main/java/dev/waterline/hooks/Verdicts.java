@@ -36,31 +36,32 @@ final class Verdicts {
     }
 
     /** What is recorded for {@code c} after its sink answered {@code outcome}; {@code stopping}: the workers are stopping. */
-    static DeliveryQueue.Recorded judge(DeliveryQueue.Claimed c, Sink.Outcome outcome, boolean stopping, Instant now, Rules rules) {
+    static DeliveryQueueRepository.Recorded judge(DeliveryQueueRepository.Claimed c, Sink.Outcome outcome, boolean stopping,
+                                                  Instant now, Rules rules) {
         return switch (outcome) {
-            case Sink.Outcome.Done d -> new DeliveryQueue.Recorded(c, Verdict.DONE, null, null, true);
-            case Sink.Outcome.Permanent p -> new DeliveryQueue.Recorded(c, Verdict.DEAD, null, clip(p.error()), true);
+            case Sink.Outcome.Done d -> new DeliveryQueueRepository.Recorded(c, Verdict.DONE, null, null, true);
+            case Sink.Outcome.Permanent p -> new DeliveryQueueRepository.Recorded(c, Verdict.DEAD, null, clip(p.error()), true);
             case Sink.Outcome.NotMade n -> {
                 // no room on this node (a bound of the sink's, counted there), which a call ends within
                 // call-timeout: says nothing about the target, so its last error stays the target's
                 Duration soon = Backoff.delay(1, null, rules.callTimeout(), rules.backoffMax());
-                yield new DeliveryQueue.Recorded(c, Verdict.RELEASE, now.plus(soon), null, null);
+                yield new DeliveryQueueRepository.Recorded(c, Verdict.RELEASE, now.plus(soon), null, null);
             }
             case Sink.Outcome.Retry r when stopping ->
                 // cut short by shutdown: says nothing about the target, and costs the delivery no attempt
                     released(c, now);
-            case Sink.Outcome.Retry r when c.attempt() >= rules.maxAttempts() -> new DeliveryQueue.Recorded(c, Verdict.DEAD, null,
+            case Sink.Outcome.Retry r when c.attempt() >= rules.maxAttempts() -> new DeliveryQueueRepository.Recorded(c, Verdict.DEAD, null,
                     clip("gave up after " + c.attempt() + " attempts; the last: " + r.error()), false);
             case Sink.Outcome.Retry r -> {
                 Duration delay = Backoff.delay(c.attempt(), r.retryAfter(), rules.backoffBase(), rules.backoffMax());
-                yield new DeliveryQueue.Recorded(c, Verdict.RETRY, now.plus(delay), clip(r.error()), false);
+                yield new DeliveryQueueRepository.Recorded(c, Verdict.RETRY, now.plus(delay), clip(r.error()), false);
             }
         };
     }
 
     /** A delivery claimed but not called (given back past a share, or not started): back as it was, due now, no attempt counted. */
-    static DeliveryQueue.Recorded released(DeliveryQueue.Claimed c, Instant now) {
-        return new DeliveryQueue.Recorded(c, Verdict.RELEASE, now, null, null);
+    static DeliveryQueueRepository.Recorded released(DeliveryQueueRepository.Claimed c, Instant now) {
+        return new DeliveryQueueRepository.Recorded(c, Verdict.RELEASE, now, null, null);
     }
 
     /**

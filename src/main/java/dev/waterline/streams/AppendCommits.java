@@ -55,7 +55,7 @@ class AppendCommits {
             outcome = store.commit(requests);
         }
         catch (RuntimeException e) {
-            if (ChunkPartitions.missingPartition(e)) {
+            if (ChunkPartitionRepository.missingPartition(e)) {
                 partitions.wake();
                 loops.failed(Appender.LOOP, "no partition of stream_chunks for now: " + requests.size()
                         + " requests refused (unavailable)", e);

@@ -197,7 +197,7 @@ class AppendRepository {
             since[i] = r.since();
         }
         jdbc.query(STORED, rs -> {
-            out.computeIfAbsent(rs.getString("stream_id"), x -> new HashMap<>()).put(rs.getLong("seq"), StreamStore.chunk(rs, 0));
+            out.computeIfAbsent(rs.getString("stream_id"), x -> new HashMap<>()).put(rs.getLong("seq"), StreamRepository.chunk(rs, 0));
         }, ids, lo, hi, since);
         return out;
     }

@@ -1,6 +1,5 @@
 package dev.waterline.streams;
 
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -19,10 +18,7 @@ import dev.waterline.metrics.WaterlineMetrics;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The time partitions of {@code stream_chunks} (V6), and stream retention.
@@ -36,7 +32,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * transaction of its own under one advisory lock, so nodes doing the same at once wait for each
  * other instead of failing; a partition whose range an existing one already covers (the width was
  * changed) is left to that one. Partitions are named by their start in UTC,
- * {@code stream_chunks_pYYYYMMDD} (a day) or {@code stream_chunks_pYYYYMMDDHH} (an hour).
+ * {@code stream_chunks_pYYYYMMDD} (a day) or {@code stream_chunks_pYYYYMMDDHH} (an hour). The
+ * statements are {@link ChunkPartitionRepository}'s.
  */
 @Component
 class ChunkPartitions implements SmartLifecycle {
@@ -47,36 +44,19 @@ class ChunkPartitions implements SmartLifecycle {
     private static final DateTimeFormatter DAY = DateTimeFormatter.ofPattern("yyyyMMdd").withZone(ZoneOffset.UTC);
     private static final DateTimeFormatter HOUR = DateTimeFormatter.ofPattern("yyyyMMddHH").withZone(ZoneOffset.UTC);
 
-    private static final String LOCK = """
-            SELECT pg_advisory_xact_lock(hashtext('waterline.stream_chunks.partitions'))
-            """;
-
-    private static final String PARTITIONS = """
-            SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            WHERE i.inhparent = 'stream_chunks'::regclass
-            """;
-
-    /** 1: cut-off, 2: chunk. Closed streams created before the cut-off (blobs cascade). */
-    private static final String DELETE_OLD_STREAMS = """
-            DELETE FROM streams
-            WHERE ctid = ANY (ARRAY(SELECT ctid FROM streams WHERE created_at < ? AND state <> 'open' ORDER BY created_at LIMIT ?))
-            """;
-
     private final StreamProperties properties;
     private final RetentionProperties retention;
-    private final JdbcTemplate jdbc;
-    private final TransactionTemplate tx;
+    private final ChunkPartitionRepository store;
     private final Loops loops;
     private volatile boolean running;
     private volatile boolean wanted;
     private Thread thread;
 
-    ChunkPartitions(StreamProperties properties, RetentionProperties retention, JdbcTemplate jdbc,
-                    PlatformTransactionManager transactions, Loops loops, WaterlineMetrics metrics) {
+    ChunkPartitions(StreamProperties properties, RetentionProperties retention, ChunkPartitionRepository store, Loops loops,
+                    WaterlineMetrics metrics) {
         this.properties = properties;
         this.retention = retention;
-        this.jdbc = jdbc;
-        this.tx = new TransactionTemplate(transactions);
+        this.store = store;
         this.loops = loops;
         metrics.gauge("waterline.stream.partitions", "partitions of the stream chunk table", this::countQuietly);
     }
@@ -85,17 +65,6 @@ class ChunkPartitions implements SmartLifecycle {
 
     private int countQuietly() {
         return count;
-    }
-
-    /** Whether {@code e} is an insert that found no partition for its time. */
-    static boolean missingPartition(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof SQLException s && "23514".equals(s.getSQLState()) && s.getMessage() != null
-                    && s.getMessage().contains("no partition of relation")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Asks for a pass now (an append found no partition). */
@@ -109,8 +78,7 @@ class ChunkPartitions implements SmartLifecycle {
 
     /** One pass by the database's clock. */
     void maintain() {
-        Instant now = jdbc.queryForObject("SELECT now()", java.sql.Timestamp.class).toInstant();
-        maintain(now, retention.history());
+        maintain(store.now(), retention.history());
     }
 
     /** What the partitions are after a pass at {@code now}: created, dropped, and how many there are. */
@@ -121,7 +89,7 @@ class ChunkPartitions implements SmartLifecycle {
     Pass maintain(Instant now, Duration keep) {
         Duration width = properties.partitionWidth();
         Instant start = now.truncatedTo(hourly(width) ? ChronoUnit.HOURS : ChronoUnit.DAYS);
-        List<String> existing = new ArrayList<>(jdbc.queryForList(PARTITIONS, String.class));
+        List<String> existing = new ArrayList<>(store.partitions());
         List<String> created = new ArrayList<>();
         for (int k = 0; k <= properties.partitionsAhead(); k++) {
             Instant from = start.plus(width.multipliedBy(k));
@@ -140,21 +108,17 @@ class ChunkPartitions implements SmartLifecycle {
         }
         Instant cutoff = now.minus(keep);
         List<String> dropped = new ArrayList<>();
-        for (String name : jdbc.queryForList(PARTITIONS, String.class)) {
+        for (String name : store.partitions()) {
             Instant end = end(name);
             if (end != null && !end.isAfter(cutoff)) {
-                tx.executeWithoutResult(status -> {
-                    jdbc.queryForObject(LOCK, Object.class);
-                    jdbc.execute("SET LOCAL lock_timeout = '5s'");
-                    jdbc.execute("DROP TABLE IF EXISTS " + name);
-                });
+                store.drop(name);
                 dropped.add(name);
             }
         }
-        while (jdbc.update(DELETE_OLD_STREAMS, java.sql.Timestamp.from(cutoff), 1000) == 1000) {
+        while (store.deleteOldStreams(cutoff, 1000) == 1000) {
             // the next chunk
         }
-        int n = jdbc.queryForList(PARTITIONS, String.class).size();
+        int n = store.partitions().size();
         count = n;
         if (!created.isEmpty() || !dropped.isEmpty()) {
             log.info("stream chunk partitions: created " + created + ", dropped " + dropped + " (past " + keep + ")");
@@ -186,17 +150,9 @@ class ChunkPartitions implements SmartLifecycle {
     /** Creates one partition (a transaction of its own under the advisory lock); a failure is logged and counted, and the pass goes on. */
     private void create(String name, Instant from, Instant to, List<String> created, List<String> existing) {
         try {
-            Boolean made = tx.execute(status -> {
-                jdbc.queryForObject(LOCK, Object.class);
-                jdbc.execute("SET LOCAL lock_timeout = '5s'");
-                if (jdbc.queryForList(PARTITIONS, String.class).contains(name)) {
-                    return false;
-                }
-                jdbc.execute("CREATE TABLE " + name + " PARTITION OF stream_chunks FOR VALUES FROM ('" + from + "') TO ('" + to + "')");
-                return true;
-            });
+            boolean made = store.create(name, from, to);
             existing.add(name);
-            if (Boolean.TRUE.equals(made)) {
+            if (made) {
                 created.add(name);
             }
         }

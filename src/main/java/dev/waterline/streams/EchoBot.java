@@ -46,12 +46,12 @@ class EchoBot {
     private final ChatRepository chats;
     private final ChatProperties chatLimits;
     private final Streams streams;
-    private final StreamStore store;
+    private final StreamRepository store;
     private final DatabaseTurns turns;
     private final Loops loops;
     private final Answers answers;
 
-    EchoBot(StreamProperties properties, ChatRepository chats, ChatProperties chatLimits, Streams streams, StreamStore store,
+    EchoBot(StreamProperties properties, ChatRepository chats, ChatProperties chatLimits, Streams streams, StreamRepository store,
             DatabaseTurns turns, Loops loops, Answers answers) {
         this.properties = properties;
         this.chats = chats;

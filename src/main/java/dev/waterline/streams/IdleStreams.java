@@ -38,13 +38,13 @@ class IdleStreams implements SmartLifecycle {
 
     private final StreamProperties properties;
     private final BlobProperties blobs;
-    private final StreamStore store;
+    private final StreamRepository store;
     private final Streams streams;
     private final Loops loops;
     private volatile boolean running;
     private Thread thread;
 
-    IdleStreams(StreamProperties properties, BlobProperties blobs, StreamStore store, Streams streams, Loops loops) {
+    IdleStreams(StreamProperties properties, BlobProperties blobs, StreamRepository store, Streams streams, Loops loops) {
         this.properties = properties;
         this.blobs = blobs;
         this.store = store;

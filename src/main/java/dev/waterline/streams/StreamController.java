@@ -52,7 +52,7 @@ class StreamController {
     static final int MAX_CONTENT_TYPE = 255;
 
     private final Streams streams;
-    private final StreamStore store;
+    private final StreamRepository store;
     private final Blobs blobs;
     private final StreamProperties properties;
     private final DatabaseTurns turns;
@@ -60,7 +60,7 @@ class StreamController {
     private final Answers answers;
     private final long pageBytes;
 
-    StreamController(Streams streams, StreamStore store, Blobs blobs, StreamProperties properties, DatabaseTurns turns,
+    StreamController(Streams streams, StreamRepository store, Blobs blobs, StreamProperties properties, DatabaseTurns turns,
                      EventStreams events, ApiProperties api, Answers answers) {
         this.streams = streams;
         this.store = store;
@@ -214,7 +214,7 @@ class StreamController {
         String blobId = UlidCreator.getMonotonicUlid().toString();
         // who may upload, and whether the stream takes blobs, before a byte of the body is read
         ResponseEntity<byte[]> refused = turns.run(() -> {
-            StreamStore.Access access = store.access(streamId, user).orElse(null);
+            StreamRepository.Access access = store.access(streamId, user).orElse(null);
             if (access == null || !access.member()) {
                 return refusal(Refusal.notFound());
             }
@@ -350,7 +350,7 @@ class StreamController {
               @PathVariable String blobId,
               @RequestParam(name = "access_token", required = false) @Parameter(hidden = true) String accessToken) throws java.io.IOException {
         String user = ApiAuthentication.userId(request);
-        StreamStore.Blob b = turns.run(() -> store.blobForMember(blobId, user)
+        StreamRepository.Blob b = turns.run(() -> store.blobForMember(blobId, user)
                 .orElseThrow(() -> new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such blob")));
         blobs.send(new Blobs.File(blobId, b.size(), b.sha256(), b.contentType(), blobId), user, request, response);
     }

@@ -33,7 +33,7 @@ class StreamFrames implements FrameHandler {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final Streams streams;
-    private final StreamStore store;
+    private final StreamRepository store;
     private final Tails tails;
     private final StreamProperties properties;
     private final DatabaseTurns turns;
@@ -43,7 +43,7 @@ class StreamFrames implements FrameHandler {
     /** Each connection's subscriptions, by stream; an entry leaves when its subscription ends. */
     private final Map<ClientSession, Map<String, Subscription>> subscriptions = new ConcurrentHashMap<>();
 
-    StreamFrames(Streams streams, StreamStore store, Tails tails, StreamProperties properties, DatabaseTurns turns,
+    StreamFrames(Streams streams, StreamRepository store, Tails tails, StreamProperties properties, DatabaseTurns turns,
                  StreamMetrics metrics) {
         this.streams = streams;
         this.store = store;

@@ -96,7 +96,7 @@ final class Tail {
         if (high >= 0) {
             return;
         }
-        StreamStore.Head head = tails.head(streamId);
+        StreamRepository.Head head = tails.head(streamId);
         if (head == null) {
             gone();
             return;
@@ -120,7 +120,7 @@ final class Tail {
             }
             if (overflowed) {
                 // what was dropped is committed, so a read of the head now covers it
-                StreamStore.Head again = tails.head(streamId);
+                StreamRepository.Head again = tails.head(streamId);
                 if (again != null) {
                     signalled(again.lastSeq(), again.state());
                 }

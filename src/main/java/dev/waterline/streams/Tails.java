@@ -39,7 +39,7 @@ class Tails implements SmartLifecycle {
     static final long PAGE_BYTES = 1L << 20;
 
     private final StreamProperties properties;
-    private final StreamStore store;
+    private final StreamRepository store;
     private final Loops loops;
     private final StreamMetrics metrics;
     private final DatabaseTurns turns;
@@ -50,7 +50,7 @@ class Tails implements SmartLifecycle {
     private volatile boolean running;
     private Thread poller;
 
-    Tails(StreamProperties properties, StreamStore store, Loops loops, StreamMetrics metrics, StreamSignals signals,
+    Tails(StreamProperties properties, StreamRepository store, Loops loops, StreamMetrics metrics, StreamSignals signals,
           DatabaseTurns turns) {
         this.properties = properties;
         this.turns = turns;
@@ -174,7 +174,7 @@ class Tails implements SmartLifecycle {
             return;
         }
         List<Tail> all = new ArrayList<>(tails.values());
-        Map<String, StreamStore.Head> heads;
+        Map<String, StreamRepository.Head> heads;
         try {
             heads = store.heads(all.stream().map(t -> t.streamId).toArray(String[]::new));
         }
@@ -184,7 +184,7 @@ class Tails implements SmartLifecycle {
             throw e;
         }
         for (Tail t : all) {
-            StreamStore.Head h = heads.get(t.streamId);
+            StreamRepository.Head h = heads.get(t.streamId);
             t.enqueue(() -> {
                 t.sweep();
                 if (h == null) {
@@ -222,7 +222,7 @@ class Tails implements SmartLifecycle {
         executor.execute(task);
     }
 
-    StreamStore.Head head(String streamId) {
+    StreamRepository.Head head(String streamId) {
         return store.heads(new String[] {streamId}).get(streamId);
     }
 

@@ -25,7 +25,7 @@ class DeliveryQueueIntegrationTests {
     int port;
 
     @Autowired
-    DeliveryQueue queue;
+    DeliveryQueueRepository queue;
 
     @Autowired
     JdbcTemplate jdbc;
@@ -49,38 +49,42 @@ class DeliveryQueueIntegrationTests {
         return jdbc.queryForObject("SELECT id FROM hook_deliveries WHERE hook_id = ?", Long.class, hookId);
     }
 
-    DeliveryQueue.Claimed claimAs(long id, int attempt) {
+    DeliveryQueueRepository.Claimed claimAs(long id, int attempt) {
         jdbc.update("UPDATE hook_deliveries SET status = 'claimed', claimed_by = 'me', attempts = ?, claim_deadline = now() + interval '1 minute'"
                 + " WHERE id = ?", attempt, id);
         String hook = jdbc.queryForObject("SELECT hook_id FROM hook_deliveries WHERE id = ?", String.class, id);
-        return new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", attempt, 0, false);
+        return new DeliveryQueueRepository.Claimed(id, new DeliveryQueueRepository.Hook(hook, "c", "http", Map.of(), null, "u"),
+                "k", "{}", attempt, 0, false);
     }
 
     @Test
     void anOutcomeOfAnExpiredClaimIsNotAppliedToTheClaimThatFollowedIt() {
         long id = heldDelivery("dq-late");
-        DeliveryQueue.Claimed first = claimAs(id, 1);
+        DeliveryQueueRepository.Claimed first = claimAs(id, 1);
         // the first claim expired and the row was claimed again (attempt 2) before the first's outcome came
-        DeliveryQueue.Claimed second = claimAs(id, 2);
+        DeliveryQueueRepository.Claimed second = claimAs(id, 2);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.DEAD, null, "late", false)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(first, Verdict.DEAD, null, "late", false)), 5,
+                Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("claimed");
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(first, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("someone-else", List.of(new DeliveryQueue.Recorded(second, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("someone-else", List.of(new DeliveryQueueRepository.Recorded(second, Verdict.DONE, null, null, true)), 5,
+                Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isEqualTo(1);
 
-        queue.record("me", List.of(new DeliveryQueue.Recorded(second, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(second, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE id = ?", Long.class, id)).isZero();
     }
 
     @Test
     void aCallNotMadeGivesItsAttemptBack() {
         long id = heldDelivery("dq-release");
-        DeliveryQueue.Claimed c = claimAs(id, 3);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(c, Verdict.RELEASE, Instant.now(), null, null)), 5, Duration.ofSeconds(1));
+        DeliveryQueueRepository.Claimed c = claimAs(id, 3);
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(c, Verdict.RELEASE, Instant.now(), null, null)), 5,
+                Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT attempts FROM hook_deliveries WHERE id = ?", Integer.class, id)).isEqualTo(2);
         assertThat(jdbc.queryForObject("SELECT status FROM hook_deliveries WHERE id = ?", String.class, id)).isEqualTo("held");
     }
@@ -120,13 +124,16 @@ class DeliveryQueueIntegrationTests {
         // the row's second probe is out (attempt 2); the first probe's failure comes late
         jdbc.update("UPDATE hooks SET breaker = 'half_open', probe_id = ?, probe_attempt = 2, probe_deadline = now() + interval '1 hour'"
                 + " WHERE hook_id = ?", id, hook);
-        DeliveryQueue.Claimed second = claimAs(id, 2);
-        DeliveryQueue.Claimed first = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 1, 0, true);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(first, Verdict.RETRY, Instant.now(), "late", false)), 5, Duration.ofSeconds(1));
+        DeliveryQueueRepository.Claimed second = claimAs(id, 2);
+        DeliveryQueueRepository.Claimed first = new DeliveryQueueRepository.Claimed(id, new DeliveryQueueRepository.Hook(hook, "c", "http", Map.of(), null, "u"),
+                "k", "{}", 1, 0, true);
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(first, Verdict.RETRY, Instant.now(), "late", false)), 5,
+                Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("half_open");
 
-        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", second.attempt(), 0, true);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
+        DeliveryQueueRepository.Claimed probe = new DeliveryQueueRepository.Claimed(id, new DeliveryQueueRepository.Hook(hook, "c", "http", Map.of(), null, "u"),
+                "k", "{}", second.attempt(), 0, true);
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(probe, Verdict.DONE, null, null, true)), 5, Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook)).isEqualTo("closed");
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND probe_id IS NULL AND probe_attempt IS NULL",
                 Long.class, hook)).isEqualTo(1);
@@ -141,13 +148,17 @@ class DeliveryQueueIntegrationTests {
         claimAs(id, 2);
         // due again in an hour: no probe pass of the shared context takes the row meanwhile
         Instant later = Instant.now().plus(Duration.ofHours(1));
-        DeliveryQueue.Claimed earlier = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 1, 0, true);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(earlier, Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        DeliveryQueueRepository.Claimed earlier = new DeliveryQueueRepository.Claimed(id, new DeliveryQueueRepository.Hook(hook, "c", "http", Map.of(), null, "u"),
+                "k", "{}", 1, 0, true);
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(earlier, Verdict.RELEASE, later, null, null)), 5,
+                Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT breaker FROM hooks WHERE hook_id = ?", String.class, hook))
                 .as("an earlier probe of the row decides nothing").isEqualTo("half_open");
 
-        DeliveryQueue.Claimed probe = new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook(hook, "c", "http", Map.of(), null, "u"), "k", "{}", 2, 0, true);
-        queue.record("me", List.of(new DeliveryQueue.Recorded(probe, Verdict.RELEASE, later, null, null)), 5, Duration.ofSeconds(1));
+        DeliveryQueueRepository.Claimed probe = new DeliveryQueueRepository.Claimed(id, new DeliveryQueueRepository.Hook(hook, "c", "http", Map.of(), null, "u"),
+                "k", "{}", 2, 0, true);
+        queue.record("me", List.of(new DeliveryQueueRepository.Recorded(probe, Verdict.RELEASE, later, null, null)), 5,
+                Duration.ofSeconds(1));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM hooks WHERE hook_id = ? AND breaker = 'open' AND reopen_at <= now()"
                 + " AND failures = 5 AND probe_id IS NULL AND probe_attempt IS NULL", Long.class, hook))
                 .as("open, its cooldown over, its failures as they were").isEqualTo(1);
@@ -231,11 +242,11 @@ class DeliveryQueueIntegrationTests {
     void theBacklogGaugesReadTheOldestDeliveryNotDoneAndCountUpToTheirCap() {
         String hook = hookOf(heldDelivery("dq-gauges"));
         jdbc.update("UPDATE hook_deliveries SET created_at = now() - interval '2 hours' WHERE hook_id = ?", hook);
-        deadLetters(hook, "many", DeliveryQueue.GAUGE_CAP + 50, "1 day");
-        DeliveryQueue.Backlog b = queue.backlog();
+        deadLetters(hook, "many", DeliveryQueueRepository.GAUGE_CAP + 50, "1 day");
+        DeliveryQueueRepository.Backlog b = queue.backlog();
         assertThat(b.oldestSeconds()).as("the held delivery, two hours old").isGreaterThanOrEqualTo(7_200);
-        assertThat(b.rows()).isBetween(1L, (long) DeliveryQueue.GAUGE_CAP);
-        assertThat(b.dead()).as("at least the cap reads as the cap").isEqualTo(DeliveryQueue.GAUGE_CAP);
+        assertThat(b.rows()).isBetween(1L, (long) DeliveryQueueRepository.GAUGE_CAP);
+        assertThat(b.dead()).as("at least the cap reads as the cap").isEqualTo(DeliveryQueueRepository.GAUGE_CAP);
         jdbc.update("DELETE FROM hook_deliveries WHERE hook_id = ?", hook);
     }
 
@@ -249,7 +260,7 @@ class DeliveryQueueIntegrationTests {
             List<String> orphans = new java.util.ArrayList<>();
             String after = "";
             do {
-                DeliveryQueue.Walk w = queue.orphans(after, 1);
+                DeliveryQueueRepository.Walk w = queue.orphans(after, 1);
                 orphans.addAll(w.orphans());
                 after = w.next();
                 visited.add(after);

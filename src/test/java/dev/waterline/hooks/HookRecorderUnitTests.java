@@ -25,12 +25,13 @@ class HookRecorderUnitTests {
     final WaterlineMetrics metrics = new WaterlineMetrics(registry);
     final Loops loops = new Loops(metrics, new FatalErrors((where, error) -> { }));
     final SimpleDriverDataSource nowhere = new SimpleDriverDataSource();
-    final DeliveryQueue queue = new DeliveryQueue(nowhere, new DataSourceTransactionManager(nowhere));
+    final DeliveryQueueRepository queue = new DeliveryQueueRepository(nowhere, new DataSourceTransactionManager(nowhere));
     final HookRecorder recorder = new HookRecorder(queue, AddressGuardUnitTests.allowing(), new HookMetrics(metrics), loops,
             Clock.systemUTC(), "node/1", hook -> { });
 
-    static DeliveryQueue.Claimed claimed(long id) {
-        return new DeliveryQueue.Claimed(id, new DeliveryQueue.Hook("h", "c", "http", Map.of(), null, "u"), "h:m" + id, "{}", 1, 0, false);
+    static DeliveryQueueRepository.Claimed claimed(long id) {
+        return new DeliveryQueueRepository.Claimed(id, new DeliveryQueueRepository.Hook("h", "c", "http", Map.of(), null, "u"),
+                "h:m" + id, "{}", 1, 0, false);
     }
 
     double unrecorded() {

@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The fair shares' arithmetic (H6), with time driven by the test: limits, pools, users,
- * reservations. {@link #take} cuts a claim as {@code DeliveryQueue.CLAIM} does.
+ * reservations. {@link #take} cuts a claim as {@code DeliveryQueueRepository.CLAIM} does.
  */
 class HookSharesUnitTests {
 

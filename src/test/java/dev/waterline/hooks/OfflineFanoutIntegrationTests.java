@@ -114,7 +114,7 @@ class OfflineFanoutIntegrationTests {
         long expected = (long) HEAVY_MESSAGES * MEMBERS * HOOKS;
         // a second node's fan-out on the same database, passing as fast as it can beside this one's
         io.micrometer.core.instrument.simple.SimpleMeterRegistry otherRegistry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-        OfflineFanouts otherNode = new OfflineFanouts(dataSource, transactions, workers, hookMetrics, loops,
+        OfflineFanouts otherNode = new OfflineFanouts(new OfflineFanoutRepository(dataSource, transactions), workers, hookMetrics, loops,
                 new dev.waterline.metrics.WaterlineMetrics(otherRegistry));
         java.util.concurrent.atomic.AtomicBoolean racing = new java.util.concurrent.atomic.AtomicBoolean(true);
         Thread other = Thread.ofVirtual().start(() -> {

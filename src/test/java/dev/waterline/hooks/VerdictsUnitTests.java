@@ -14,13 +14,14 @@ class VerdictsUnitTests {
     static final Instant NOW = Instant.parse("2026-12-04T12:00:00Z");
     static final Verdicts.Rules RULES = new Verdicts.Rules(12, Duration.ofSeconds(1), Duration.ofMinutes(10), Duration.ofSeconds(10));
 
-    static DeliveryQueue.Claimed claimed(int attempt) {
-        return new DeliveryQueue.Claimed(7, new DeliveryQueue.Hook("h", "c", "http", Map.of(), null, "u"), "h:m", "{}", attempt, 0, false);
+    static DeliveryQueueRepository.Claimed claimed(int attempt) {
+        return new DeliveryQueueRepository.Claimed(7, new DeliveryQueueRepository.Hook("h", "c", "http", Map.of(), null, "u"),
+                "h:m", "{}", attempt, 0, false);
     }
 
     @Test
     void aConfirmedCallIsDoneAndCountsAsAnAnswer() {
-        DeliveryQueue.Recorded r = Verdicts.judge(claimed(1), Sink.Outcome.DONE, false, NOW, RULES);
+        DeliveryQueueRepository.Recorded r = Verdicts.judge(claimed(1), Sink.Outcome.DONE, false, NOW, RULES);
         assertThat(r.verdict()).isEqualTo(Verdict.DONE);
         assertThat(r.answered()).isTrue();
         assertThat(r.verdict().label()).isEqualTo("ok");
@@ -28,7 +29,7 @@ class VerdictsUnitTests {
 
     @Test
     void aPermanentRefusalIsDeadAtOnceWithItsErrorClipped() {
-        DeliveryQueue.Recorded r = Verdicts.judge(claimed(1), new Sink.Outcome.Permanent("x".repeat(900)), false, NOW, RULES);
+        DeliveryQueueRepository.Recorded r = Verdicts.judge(claimed(1), new Sink.Outcome.Permanent("x".repeat(900)), false, NOW, RULES);
         assertThat(r.verdict()).isEqualTo(Verdict.DEAD);
         assertThat(r.answered()).as("the target answered: the breaker's count resets").isTrue();
         assertThat(r.error()).hasSize(Verdicts.ERROR_CHARS);
@@ -36,7 +37,7 @@ class VerdictsUnitTests {
 
     @Test
     void aRetryIsDueAfterItsBackoffAndIsAFailureForTheBreaker() {
-        DeliveryQueue.Recorded r = Verdicts.judge(claimed(3), Sink.Outcome.retry("503"), false, NOW, RULES);
+        DeliveryQueueRepository.Recorded r = Verdicts.judge(claimed(3), Sink.Outcome.retry("503"), false, NOW, RULES);
         assertThat(r.verdict()).isEqualTo(Verdict.RETRY);
         assertThat(r.answered()).isFalse();
         assertThat(r.error()).isEqualTo("503");
@@ -46,15 +47,15 @@ class VerdictsUnitTests {
 
     @Test
     void aRetryAfterFromTheTargetIsObeyedUpToTheLongestBackoff() {
-        DeliveryQueue.Recorded r = Verdicts.judge(claimed(1), new Sink.Outcome.Retry("429", Duration.ofSeconds(30)), false, NOW, RULES);
+        DeliveryQueueRepository.Recorded r = Verdicts.judge(claimed(1), new Sink.Outcome.Retry("429", Duration.ofSeconds(30)), false, NOW, RULES);
         assertThat(r.dueAt()).isEqualTo(NOW.plusSeconds(30));
-        DeliveryQueue.Recorded capped = Verdicts.judge(claimed(1), new Sink.Outcome.Retry("429", Duration.ofHours(2)), false, NOW, RULES);
+        DeliveryQueueRepository.Recorded capped = Verdicts.judge(claimed(1), new Sink.Outcome.Retry("429", Duration.ofHours(2)), false, NOW, RULES);
         assertThat(capped.dueAt()).isEqualTo(NOW.plus(Duration.ofMinutes(10)));
     }
 
     @Test
     void theLastAttemptsRetryGoesToTheDeadLettersSayingWhy() {
-        DeliveryQueue.Recorded r = Verdicts.judge(claimed(12), Sink.Outcome.retry("timeout"), false, NOW, RULES);
+        DeliveryQueueRepository.Recorded r = Verdicts.judge(claimed(12), Sink.Outcome.retry("timeout"), false, NOW, RULES);
         assertThat(r.verdict()).isEqualTo(Verdict.DEAD);
         assertThat(r.answered()).isFalse();
         assertThat(r.error()).isEqualTo("gave up after 12 attempts; the last: timeout");
@@ -62,7 +63,7 @@ class VerdictsUnitTests {
 
     @Test
     void aRetryCutShortByShutdownIsReleasedNowCostingNoAttemptAndTellingTheBreakerNothing() {
-        DeliveryQueue.Recorded r = Verdicts.judge(claimed(12), Sink.Outcome.retry("interrupted"), true, NOW, RULES);
+        DeliveryQueueRepository.Recorded r = Verdicts.judge(claimed(12), Sink.Outcome.retry("interrupted"), true, NOW, RULES);
         assertThat(r.verdict()).isEqualTo(Verdict.RELEASE);
         assertThat(r.dueAt()).isEqualTo(NOW);
         assertThat(r.answered()).isNull();
@@ -73,7 +74,7 @@ class VerdictsUnitTests {
 
     @Test
     void aCallNotMadeIsReleasedWithinAboutACallTimeoutAndSaysNothingAboutTheTarget() {
-        DeliveryQueue.Recorded r = Verdicts.judge(claimed(4), new Sink.Outcome.NotMade("no room"), false, NOW, RULES);
+        DeliveryQueueRepository.Recorded r = Verdicts.judge(claimed(4), new Sink.Outcome.NotMade("no room"), false, NOW, RULES);
         assertThat(r.verdict()).isEqualTo(Verdict.RELEASE);
         assertThat(r.dueAt()).isBetween(NOW.plusSeconds(5), NOW.plusSeconds(10));
         assertThat(r.error()).as("the target's last error stays").isNull();

@@ -174,9 +174,9 @@ class StreamsLifecycleIntegrationTests {
                 p.idleCheckInterval(), p.queueSize(), p.batchSize(), p.linger(), p.writers(), p.commitTimeout(), p.pageSize(),
                 p.tailPollInterval(), p.maxSubscriptionsPerConnection(), p.subscriberBufferChars(), Duration.ofHours(1), 3,
                 p.maintenanceInterval(), p.devBots());
-        ChunkPartitions byTheHour = new ChunkPartitions(hourly, context.getBean(dev.waterline.history.RetentionProperties.class), jdbc,
-                context.getBean(org.springframework.transaction.PlatformTransactionManager.class),
-                context.getBean(dev.waterline.lifecycle.Loops.class), context.getBean(dev.waterline.metrics.WaterlineMetrics.class));
+        ChunkPartitions byTheHour = new ChunkPartitions(hourly, context.getBean(dev.waterline.history.RetentionProperties.class),
+                context.getBean(ChunkPartitionRepository.class), context.getBean(dev.waterline.lifecycle.Loops.class),
+                context.getBean(dev.waterline.metrics.WaterlineMetrics.class));
         Duration keepAll = Duration.ofDays(1000);
         assertThat(byTheHour.maintain(at, keepAll).created()).contains(ChunkPartitions.name(day.plus(Duration.ofHours(22)),
                 Duration.ofHours(1)), ChunkPartitions.name(day.plus(Duration.ofHours(25)), Duration.ofHours(1)));

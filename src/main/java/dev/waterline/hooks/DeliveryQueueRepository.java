@@ -41,7 +41,7 @@ import tools.jackson.databind.json.JsonMapper;
  * claimed again is dropped, not applied to the newer claim.
  */
 @Repository
-class DeliveryQueue {
+class DeliveryQueueRepository {
 
     /** The hook a claimed delivery goes to: what its call needs; {@code userId}: who created it. */
     record Hook(String hookId, String chatId, String kind, Map<String, String> target, String secret, String userId) {
@@ -373,7 +373,7 @@ class DeliveryQueue {
     private final JdbcTemplate jdbc;
     private final TransactionTemplate tx;
 
-    DeliveryQueue(DataSource dataSource, PlatformTransactionManager transactions) {
+    DeliveryQueueRepository(DataSource dataSource, PlatformTransactionManager transactions) {
         // a template of its own: every statement bounded by a query timeout, with no transaction
         // (and its round trips) for the claim, which is one statement
         this.jdbc = new JdbcTemplate(dataSource);

@@ -21,7 +21,7 @@ import org.springframework.stereotype.Repository;
  * created ahead: a tail's read of one new chunk is one index scan, not one per partition.
  */
 @Repository
-class StreamStore {
+class StreamRepository {
 
     /** Chunks of a stream are never older than the stream, but for clock steps: this much margin. */
     static final String PRUNE_MARGIN = "interval '1 hour'";
@@ -123,7 +123,7 @@ class StreamStore {
 
     private final JdbcTemplate jdbc;
 
-    StreamStore(JdbcTemplate jdbc) {
+    StreamRepository(JdbcTemplate jdbc) {
         this.jdbc = jdbc;
     }
 
