@@ -33,7 +33,7 @@ class ChunkPartitionRepository {
             WHERE i.inhparent = 'stream_chunks'::regclass
             """;
 
-    /** %1$s: the partition's name, %2$s and %3$s: its range, from (inclusive) and to (exclusive), as instants. */
+    /** In order: the partition's name, then its range, from (inclusive) and to (exclusive), as instants. */
     private static final String CREATE_PARTITION = "CREATE TABLE %s PARTITION OF stream_chunks FOR VALUES FROM ('%s') TO ('%s')";
 
     /** %s: the partition's name. */
