@@ -39,11 +39,9 @@ class OutboxParticipant implements CommitParticipant {
             if (m.recipients().isEmpty()) {
                 continue;
             }
-            // one per message, shared by its recipients' rows
-            OutboxRow.Message message = new OutboxRow.Message(m.chatId(), m.seq(), m.messageId(), m.senderId(), m.correlationId(),
-                    m.body(), m.kind(), m.streamId());
+            // ingest's one object for the message, shared by its recipients' rows
             for (String recipient : m.recipients()) {
-                deliveries.add(new OutboxStore.Delivery(recipient, message));
+                deliveries.add(new OutboxStore.Delivery(recipient, m.message()));
             }
         }
         if (deliveries.isEmpty()) {

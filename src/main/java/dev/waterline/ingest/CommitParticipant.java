@@ -3,6 +3,7 @@ package dev.waterline.ingest;
 import java.time.Instant;
 import java.util.List;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.commit.Transaction;
 import dev.waterline.sql.SqlTransaction;
 import dev.waterline.sql.Statement;
@@ -31,7 +32,7 @@ public interface CommitParticipant {
      * sender). The accessors of the message's fields ({@link #chatId()}, {@link #seq()}, ...) read
      * through {@code message}.
      */
-    record NewMessage(Message message, List<String> recipients) {
+    record NewMessage(ChatMessage message, List<String> recipients) {
 
         public String chatId() {
             return message.chatId();
@@ -66,14 +67,6 @@ public interface CommitParticipant {
         }
     }
 
-    /**
-     * A new message as its history row holds it: where it is in its chat ({@code chatId},
-     * {@code seq}), its id, who sent it with which {@code correlationId}, and what it says
-     * ({@code body}, of {@code kind}, with its {@code streamId} if it opens a stream).
-     */
-    record Message(String chatId, long seq, String messageId, String senderId, String correlationId, String body,
-                   String kind, String streamId) {
-    }
 
     /** A participant's part of one transaction. */
     interface Contribution {

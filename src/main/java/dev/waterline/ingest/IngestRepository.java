@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.commit.Transaction;
 import dev.waterline.sql.SqlTransaction;
 import dev.waterline.sql.Statement;
@@ -240,7 +241,7 @@ class IngestRepository {
                     recipients.add(member);
                 }
             }
-            created.add(new CommitParticipant.NewMessage(new CommitParticipant.Message(s.chatId(), seq, messageId, s.senderId(),
+            created.add(new CommitParticipant.NewMessage(new ChatMessage(s.chatId(), seq, messageId, s.senderId(),
                     s.correlationId(), s.body(), s.kind(), s.streamId()), recipients));
         }
 

@@ -1,25 +1,19 @@
 package dev.waterline.outbox;
 
+import dev.waterline.commit.ChatMessage;
+
 /**
  * One delivery: a message for one recipient, with {@code id} as its deliveryId.
  * {@code committedAtMillis} is when the message was committed, in epoch milliseconds (read by
  * ingest as its commit returned; for a row read back from the outbox, its insert time, moments
  * before its commit): what the delivery latency histogram measures from.
  *
- * <p>The message's own fields are one {@link Message}, shared by the rows of its recipients as
+ * <p>The message's own fields are one {@link ChatMessage}, shared by the rows of its recipients as
  * the group commit makes them; the accessors of its fields ({@link #chatId()}, {@link #seq()},
  * ...) read through it.
  */
-public record OutboxRow(long id, String recipientId, Message message, String sentAt, long committedAtMillis, int attempts) {
+public record OutboxRow(long id, String recipientId, ChatMessage message, String sentAt, long committedAtMillis, int attempts) {
 
-    /**
-     * The message a row delivers, as every recipient's row carries it: where it is in its chat
-     * ({@code chatId}, {@code seq}), its id, who sent it with which {@code correlationId}, and
-     * what it says ({@code body}, of {@code kind}, with its {@code streamId} if it opens a stream).
-     */
-    public record Message(String chatId, long seq, String messageId, String senderId, String correlationId, String body,
-                          String kind, String streamId) {
-    }
 
     /** This row with its commit time. */
     public OutboxRow committedAt(long millis) {

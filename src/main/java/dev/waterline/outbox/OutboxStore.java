@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.commit.Transaction;
 
 /**
@@ -21,9 +22,9 @@ public interface OutboxStore {
 
     /**
      * One delivery owed: a message for one of its recipients, as the group commit writes it (the
-     * deliveries of one message share its {@link OutboxRow.Message}).
+     * deliveries of one message share its {@link ChatMessage}).
      */
-    record Delivery(String recipientId, OutboxRow.Message message) {
+    record Delivery(String recipientId, ChatMessage message) {
     }
 
     /** The rows of one group commit: their write in its transaction, and what it made. */

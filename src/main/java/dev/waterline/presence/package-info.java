@@ -7,7 +7,7 @@
  * {@code presence.local} is the single-node mode (nobody is elsewhere; what is handed to a node
  * arrives here); {@code presence.redis} the cluster (who is where, as the watermark index's
  * scripts record it; node heartbeats; one channel per node). Calls {@code outbox} (the row
- * type), {@code watermark}, {@code redis} (the key names it shares with the index),
+ * type), {@code commit} (the message a row carries), {@code watermark}, {@code redis} (the key names it shares with the index),
  * {@code session}, {@code lifecycle} and {@code metrics}.
  */
 package dev.waterline.presence;

@@ -1,5 +1,6 @@
 package dev.waterline.delivery;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.outbox.OutboxRow;
 import org.junit.jupiter.api.Test;
 
@@ -14,10 +15,10 @@ class FramesOutUnitTests {
     @Test
     void aRowsMessageFrameCarriesItsFieldsInTheContractsOrder() {
         OutboxRow opening = new OutboxRow(7, "bob",
-                new OutboxRow.Message("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", "s-1"), "2026-12-04T00:00:00Z",
+                new ChatMessage("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", "s-1"), "2026-12-04T00:00:00Z",
                 1764806400000L, 2);
         OutboxRow plain = new OutboxRow(8, "carol",
-                new OutboxRow.Message("chat-1", 43, "m-8", "alice", null, "yo", null, null), "2026-12-04T00:00:01Z",
+                new ChatMessage("chat-1", 43, "m-8", "alice", null, "yo", null, null), "2026-12-04T00:00:01Z",
                 1764806401000L, 0);
 
         assertThat(FramesOut.message(opening)).isEqualTo("{\"type\":\"message\",\"deliveryId\":7,\"messageId\":\"m-7\","

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.delivery.RowJudge.Place;
 import dev.waterline.delivery.RowJudge.Verdict;
 import dev.waterline.outbox.OutboxRow;
@@ -123,7 +124,7 @@ class RowJudgeUnitTests {
     }
 
     static OutboxRow row(long id, int attempts, String recipient) {
-        return new OutboxRow(id, recipient, new OutboxRow.Message("chat", id, "m-" + id, "alice", null, "hi", "message", null),
+        return new OutboxRow(id, recipient, new ChatMessage("chat", id, "m-" + id, "alice", null, "hi", "message", null),
                 "2026-12-04T00:00:00Z", 0, attempts);
     }
 

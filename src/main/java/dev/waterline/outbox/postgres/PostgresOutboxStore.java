@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.commit.Transaction;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.outbox.OutboxStore;
@@ -134,7 +135,7 @@ class PostgresOutboxStore implements OutboxStore {
 
     private static final RowMapper<OutboxRow> ROW = (rs, i) -> {
         Instant sentAt = rs.getTimestamp("sent_at").toInstant();
-        OutboxRow.Message message = new OutboxRow.Message(rs.getString("chat_id"), rs.getLong("seq"), rs.getString("message_id"),
+        ChatMessage message = new ChatMessage(rs.getString("chat_id"), rs.getLong("seq"), rs.getString("message_id"),
                 rs.getString("sender_id"), rs.getString("correlation_id"), rs.getString("body"), rs.getString("kind"),
                 rs.getString("stream_id"));
         return new OutboxRow(rs.getLong("id"), rs.getString("recipient_id"), message, sentAt.toString(),
@@ -158,7 +159,7 @@ class PostgresOutboxStore implements OutboxStore {
         Map<String, Integer> index = new HashMap<>(n * 2);
         for (int i = 0; i < n; i++) {
             Delivery d = deliveries.get(i);
-            OutboxRow.Message m = d.message();
+            ChatMessage m = d.message();
             recipient[i] = d.recipientId();
             chat[i] = m.chatId();
             seq[i] = m.seq();

@@ -3,6 +3,7 @@ package dev.waterline.presence.redis;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.outbox.OutboxRow;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -35,7 +36,7 @@ final class Wire {
     static List<OutboxRow> rows(JsonNode m) {
         List<OutboxRow> out = new ArrayList<>(m.get("rows").size());
         for (JsonNode r : m.get("rows")) {
-            OutboxRow.Message message = new OutboxRow.Message(r.get(2).asString(), r.get(3).asLong(), r.get(4).asString(),
+            ChatMessage message = new ChatMessage(r.get(2).asString(), r.get(3).asLong(), r.get(4).asString(),
                     r.get(5).asString(), r.get(6).asString(), r.get(7).asString(),
                     // a node of the build before streams sends eleven fields: a text message
                     r.has(11) ? r.get(11).asString() : "text", r.has(12) && !r.get(12).isNull() ? r.get(12).asString() : null);

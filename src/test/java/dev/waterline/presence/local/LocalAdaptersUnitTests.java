@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.presence.Location;
@@ -84,7 +85,7 @@ class LocalAdaptersUnitTests {
     }
 
     private static OutboxRow row(long id, String recipient) {
-        return new OutboxRow(id, recipient, new OutboxRow.Message("chat", id, "m-" + id, "alice", null, "hi", "message", null),
+        return new OutboxRow(id, recipient, new ChatMessage("chat", id, "m-" + id, "alice", null, "hi", "message", null),
                 "2026-12-04T00:00:00Z", 0, 0);
     }
 }

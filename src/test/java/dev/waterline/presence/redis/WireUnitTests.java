@@ -2,6 +2,7 @@ package dev.waterline.presence.redis;
 
 import java.util.List;
 
+import dev.waterline.commit.ChatMessage;
 import dev.waterline.outbox.OutboxRow;
 import org.junit.jupiter.api.Test;
 
@@ -16,10 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WireUnitTests {
 
     static final OutboxRow OPENING = new OutboxRow(7, "bob",
-            new OutboxRow.Message("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", "s-1"), "2026-12-04T00:00:00Z",
+            new ChatMessage("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", "s-1"), "2026-12-04T00:00:00Z",
             1764806400000L, 2);
     static final OutboxRow PLAIN = new OutboxRow(8, "carol",
-            new OutboxRow.Message("chat-1", 43, "m-8", "alice", null, "yo", "text", null), "2026-12-04T00:00:01Z",
+            new ChatMessage("chat-1", 43, "m-8", "alice", null, "yo", "text", null), "2026-12-04T00:00:01Z",
             1764806401000L, 0);
 
     /** The text the build before the row's message was a record of its own wrote for the two rows above. */
@@ -47,7 +48,7 @@ class WireUnitTests {
                 + "[9,\"bob\",\"chat-1\",44,\"m-9\",\"alice\",\"c-9\",\"old\",\"2026-12-04T00:00:02Z\",1764806402000,1]]}";
 
         assertThat(Wire.rows(Wire.JSON.readTree(eleven))).containsExactly(new OutboxRow(9, "bob",
-                new OutboxRow.Message("chat-1", 44, "m-9", "alice", "c-9", "old", "text", null), "2026-12-04T00:00:02Z",
+                new ChatMessage("chat-1", 44, "m-9", "alice", "c-9", "old", "text", null), "2026-12-04T00:00:02Z",
                 1764806402000L, 1));
     }
 }
