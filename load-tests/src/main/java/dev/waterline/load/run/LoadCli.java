@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
+import dev.waterline.load.bench.HistoryBench;
+import dev.waterline.load.bench.TransferBench;
 import dev.waterline.load.chaos.Chaos;
 import dev.waterline.load.chat.LoadRun;
 import dev.waterline.load.chat.Walkthrough;
@@ -29,7 +31,8 @@ import picocli.CommandLine;
  */
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load generator with message-by-message reconciliation for Waterline.",
-        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class, Peers.class})
+        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class, Peers.class,
+                HistoryBench.class, TransferBench.class})
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
