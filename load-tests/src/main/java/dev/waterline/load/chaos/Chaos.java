@@ -36,9 +36,10 @@ import picocli.CommandLine;
 /**
  * {@code waterline-load chaos}: one fault per scenario, injected into a deployment the run starts
  * and owns ({@link Deployment}: private PostgreSQL and Redis, one or three nodes, fault proxies
- * where the scenario needs them) while the chat load is offered; then the load's own
- * reconciliation (G1 history and G3 every recipient after a final resync, and every hook
- * delivery where the scenario has hooks) and one row per run: fault, accepted, lost, duplicates,
+ * where the scenario needs them) while the chat load is offered (a tenth of its sends edits and
+ * reactions, a fiftieth deletes: {@code --entry-mix}, {@code --delete-mix}); then the load's own
+ * reconciliation (G1 history and G3 every recipient after a final resync, each entry's effect,
+ * and every hook delivery where the scenario has hooks) and one row per run: fault, accepted, lost, duplicates,
  * ratio, time to recover, and what the server answered meanwhile. Exit code 0 only when every
  * run lost nothing and passed its scenario's checks.
  * <p>
