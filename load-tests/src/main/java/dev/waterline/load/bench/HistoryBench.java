@@ -75,7 +75,8 @@ public final class HistoryBench implements Callable<Integer> {
     int entries;
 
     @Option(names = "--reactions-per-message", defaultValue = "1",
-            description = "Reactions to each message (each another emoji, by the two members in turn; at most 8). Default: ${DEFAULT-VALUE}")
+            description = "Reactions to each message (each another emoji, by the two members in turn; at most 8; 0 for a chat of"
+                    + " messages alone, to compare with). Default: ${DEFAULT-VALUE}")
     int reactionsPerMessage;
 
     @Option(names = "--payload", defaultValue = "100", description = "Message body length in characters. Default: ${DEFAULT-VALUE}")
@@ -107,8 +108,8 @@ public final class HistoryBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (reactionsPerMessage < 1 || reactionsPerMessage > 2 * EMOJI.length) {
-            throw new IllegalArgumentException("--reactions-per-message: 1 to " + 2 * EMOJI.length);
+        if (reactionsPerMessage < 0 || reactionsPerMessage > 2 * EMOJI.length) {
+            throw new IllegalArgumentException("--reactions-per-message: 0 to " + 2 * EMOJI.length);
         }
         Path dir = out != null ? out : Path.of("target", "load-results",
                 "history-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
@@ -160,7 +161,7 @@ public final class HistoryBench implements Callable<Integer> {
                     + "| p50 | p90 | p99 | p99.9 | max | mean page bytes | checks |\n| --- | --- | --- | --- | --- | --- | --- |\n"
                     + "| " + p.get("p50") + " ms | " + p.get("p90") + " ms | " + p.get("p99") + " ms | " + p.get("p99.9") + " ms | "
                     + p.get("max") + " ms | " + result.get("meanPageBytes") + " | "
-                    + (problems.isEmpty() ? "every page full, in order, each message with reactions" : problems.size() + " problems: "
+                    + (problems.isEmpty() ? "every page full, in order" + (reactionsPerMessage > 0 ? ", each message with reactions" : "") : problems.size() + " problems: "
                     + problems.subList(0, Math.min(5, problems.size()))) + " |\n";
             Files.writeString(dir.resolve("history-bench.md"), md);
             System.out.println(md);
@@ -209,7 +210,9 @@ public final class HistoryBench implements Callable<Integer> {
                 String corr = "m" + i;
                 answers.add(writer.request(corr, "{\"type\":\"send\",\"correlationId\":\"" + corr + "\",\"chatId\":\"" + chat
                         + "\",\"body\":\"" + body + "\"}").thenApply(a -> {
-                    toReact.add(a.get("messageId").asString());
+                    if (reactionsPerMessage > 0) {
+                        toReact.add(a.get("messageId").asString());
+                    }
                     if (progress.incrementAndGet() % 10_000 == 0) {
                         System.err.println("history-bench: " + progress.get() + " messages accepted");
                     }
@@ -299,7 +302,7 @@ public final class HistoryBench implements Callable<Integer> {
                 }
                 String kind = m.path("kind").asString("text");
                 JsonNode reactions = m.path("reactions");
-                if (kind.equals("text") && (!reactions.isObject() || reactions.isEmpty())) {
+                if (reactionsPerMessage > 0 && kind.equals("text") && (!reactions.isObject() || reactions.isEmpty())) {
                     problems.add("message " + m.get("messageId").asString() + " (seq " + m.get("seq").asLong() + ") shows no reactions");
                 }
             }

@@ -245,7 +245,10 @@ public final class TransferBench implements Callable<Integer> {
         return new Moved(uploaded.file(), read, seconds, HexFormat.of().formatHex(digest.digest()), uploaded.attachmentId());
     }
 
-    /** {@code size} bytes from a seeded generator, made as they are read: nothing of the file is held. */
+    /**
+     * {@code size} bytes from a seeded generator, made as they are read: nothing of the file is held.
+     * What they are depends on the sizes they are read in; each side digests what it actually moved.
+     */
     static InputStream generated(long seed, long size) {
         SplittableRandom random = new SplittableRandom(seed);
         return new InputStream() {
@@ -253,7 +256,8 @@ public final class TransferBench implements Callable<Integer> {
 
             @Override
             public int read() {
-                return left-- > 0 ? random.nextInt(256) : -1;
+                byte[] one = new byte[1];
+                return read(one, 0, 1) == 1 ? one[0] & 0xff : -1;
             }
 
             @Override
