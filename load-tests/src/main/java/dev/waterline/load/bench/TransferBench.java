@@ -105,7 +105,7 @@ public final class TransferBench implements Callable<Integer> {
                 Path serverDir = dir.resolve("server").toAbsolutePath();
                 Files.createDirectories(serverDir);
                 String opts = serverJvmOpts + " -Xlog:gc:file=" + serverDir.resolve("gc.log");
-                server = ServerProcess.start(new ServerProcess.Launch(serverJar, opts, List.copyOf(serverArgs), 1), serverDir);
+                server = ServerProcess.start(new ServerProcess.Launch(serverJar, opts, serverArgs(), 1), serverDir);
                 base = server.baseUrl();
             }
             BenchHttp http = new BenchHttp(base);
@@ -157,6 +157,24 @@ public final class TransferBench implements Callable<Integer> {
                 server.close();
             }
         }
+    }
+
+    /**
+     * The started server's arguments: every transfer given a turn at once (the file store's turns,
+     * 16 by default, would queue the last four: the bench measures twenty transfers, not the cap),
+     * unless {@code --server-arg} sets them.
+     */
+    List<String> serverArgs() {
+        List<String> args = new ArrayList<>();
+        for (String lifted : List.of("--waterline.blobs.max-concurrent-transfers=" + files, "--waterline.blobs.max-transfers-per-user=" + files,
+                "--waterline.blobs.transfer-wait=5m")) {
+            String name = lifted.substring(0, lifted.indexOf('=') + 1);
+            if (serverArgs.stream().noneMatch(a -> a.startsWith(name))) {
+                args.add(lifted);
+            }
+        }
+        args.addAll(serverArgs);
+        return args;
     }
 
     interface Transfer {
