@@ -266,8 +266,9 @@ public final class TransferBench implements Callable<Integer> {
     /**
      * {@code size} bytes from a seeded generator, made as they are read: nothing of the file is held.
      * What they are depends on the sizes they are read in; each side digests what it actually moved.
+     * (The server's small-heap test of stream blobs sends these too.)
      */
-    static InputStream generated(long seed, long size) {
+    public static InputStream generated(long seed, long size) {
         SplittableRandom random = new SplittableRandom(seed);
         return new InputStream() {
             long left = size;
