@@ -641,6 +641,12 @@ public final class SimClient {
                 if (f.kind() == null || f.kind().equals("text")) {
                     reactable(f.chatId(), messageId);
                 }
+                else if (f.kind().equals("delete") && f.targetId() != null) {
+                    Targets others = othersTexts.get(f.chatId());
+                    if (others != null) {
+                        others.remove(f.targetId());   // gone: no more reactions to it
+                    }
+                }
                 received(messageId, f.chatId(), f.seq());
                 long deliveryId = f.deliveryId();
                 if (deliveryId < 0) {
