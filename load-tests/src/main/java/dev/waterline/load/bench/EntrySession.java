@@ -19,8 +19,8 @@ import tools.jackson.databind.JsonNode;
  * One user's WebSocket for seeding a chat: frames go out with at most {@code window} awaiting
  * their answer, each answer completes its frame's future, a frame refused for now
  * ({@code rate_limited}, {@code overloaded}, {@code unavailable}) goes again with the same
- * correlationId after 50 ms, and every delivery is acked (every 20 ms, together) so that the
- * server never withdraws the connection.
+ * correlationId after 50 ms, and every delivery is acked as soon as the read that brought it is
+ * handed over (and every 20 ms besides), so that the server never withdraws the connection.
  */
 final class EntrySession implements WsLink.Events, AutoCloseable {
 
@@ -78,7 +78,7 @@ final class EntrySession implements WsLink.Events, AutoCloseable {
         }
     }
 
-    private void flushAcks() {
+    private synchronized void flushAcks() {
         List<Long> ids = new ArrayList<>();
         Long id;
         while (ids.size() < 5000 && (id = acks.poll()) != null) {
@@ -94,6 +94,15 @@ final class EntrySession implements WsLink.Events, AutoCloseable {
         for (String one : text.split("\n")) {
             onFrame(BenchHttp.JSON.readTree(one));
         }
+        if (!link.writesOnReadComplete()) {
+            flushAcks();
+        }
+    }
+
+    /** The acks of everything one read delivered, at once: the server withdraws a user holding more than 20 unacked. */
+    @Override
+    public void onReadComplete() {
+        flushAcks();
     }
 
     private void onFrame(JsonNode f) {

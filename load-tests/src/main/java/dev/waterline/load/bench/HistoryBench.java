@@ -41,8 +41,9 @@ import tools.jackson.databind.JsonNode;
  * Seeding goes through the server's own frames, as clients make them: one member sends the
  * messages over its WebSocket, the other reacts to each as soon as it is accepted (so messages and
  * reactions interleave in the log, as in a live chat), each with a window of frames awaiting their
- * answer; both ack every delivery. Started by this command, the server's per-connection send rate
- * and in-flight cap are lifted so that seeding runs at the group commit's pace (about a minute for
+ * answer; both ack every delivery. Started by this command, the server's per-connection send rate,
+ * in-flight cap and unacked allowance ({@code max-pending}) are lifted so that seeding runs at the
+ * group commit's pace (about a minute for
  * 100,000 entries on two cores); against {@code --url} they are the server's own. Going through
  * the frames, rather than SQL into the tables, seeds what the server itself writes (current
  * reactions, outbox rows, sequence), whatever its schema becomes.
@@ -118,8 +119,11 @@ public final class HistoryBench implements Callable<Integer> {
         try (WsLink.Connector connector = WsLink.connector(WsLink.Kind.netty)) {
             String base = url;
             if (base == null) {
+                // seeding: one member sends thousands a second and receives as many; a person does
+                // neither, so the per-connection rate, the in-flight cap and the unacked allowance
+                // (20: at thousands a second more than that are always on the wire) are lifted
                 List<String> args = new ArrayList<>(List.of("--waterline.gateway.max-sends-per-second=1000000",
-                        "--waterline.gateway.max-inflight-sends=100000"));
+                        "--waterline.gateway.max-inflight-sends=100000", "--waterline.reapers.max-pending=100000"));
                 args.addAll(serverArgs);
                 server = ServerProcess.start(new ServerProcess.Launch(serverJar, serverJvmOpts, args, 1), dir.resolve("server"));
                 base = server.baseUrl();
