@@ -30,6 +30,7 @@ import dev.waterline.load.run.Report;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import tools.jackson.databind.JsonNode;
 
@@ -56,21 +57,14 @@ import tools.jackson.databind.JsonNode;
  * {@code history-bench.md} and {@code .json}.
  */
 @Command(name = "history-bench", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "History page latency in a long chat with reactions on every message.")
+        description = "History page latency in a long chat with reactions on every message. The server it starts: -Xmx512m -XX:+UseG1GC.")
 public final class HistoryBench implements Callable<Integer> {
 
-    @Option(names = "--url", description = "A running server (zero-configuration mode: dev tokens). Default: start one (--server-jar).")
-    String url;
+    @Mixin
+    BenchServer target;
 
-    @Option(names = "--server-jar", defaultValue = ServerProcess.DEFAULT_JAR, converter = ServerProcess.JarConverter.class,
-            description = "Default: ${DEFAULT-VALUE}")
-    Path serverJar;
-
-    @Option(names = "--server-jvm-opts", defaultValue = "-Xmx512m -XX:+UseG1GC", description = "Default: ${DEFAULT-VALUE}")
-    String serverJvmOpts;
-
-    @Option(names = "--server-arg", description = "Extra argument for the started server (repeatable).")
-    List<String> serverArgs = new ArrayList<>();
+    /** The started server's JVM options unless --server-jvm-opts says otherwise. */
+    static final String JVM_OPTS = "-Xmx512m -XX:+UseG1GC";
 
     @Option(names = "--entries", defaultValue = "100000", description = "Entries of the chat: messages and their reactions. Default: ${DEFAULT-VALUE}")
     int entries;
@@ -117,17 +111,12 @@ public final class HistoryBench implements Callable<Integer> {
         Files.createDirectories(dir);
         ServerProcess server = null;
         try (WsLink.Connector connector = WsLink.connector(WsLink.Kind.netty)) {
-            String base = url;
-            if (base == null) {
-                // seeding: one member sends thousands a second and receives as many; a person does
+            // seeding: one member sends thousands a second and receives as many; a person does
                 // neither, so the per-connection rate, the in-flight cap and the unacked allowance
                 // (20: at thousands a second more than that are always on the wire) are lifted
-                List<String> args = new ArrayList<>(List.of("--waterline.gateway.max-sends-per-second=1000000",
-                        "--waterline.gateway.max-inflight-sends=100000", "--waterline.reapers.max-pending=100000"));
-                args.addAll(serverArgs);
-                server = ServerProcess.start(new ServerProcess.Launch(serverJar, serverJvmOpts, args, 1), dir.resolve("server"));
-                base = server.baseUrl();
-            }
+            server = target.start(target.jvmOpts(JVM_OPTS), List.of("--waterline.gateway.max-sends-per-second=1000000",
+                    "--waterline.gateway.max-inflight-sends=100000", "--waterline.reapers.max-pending=100000"), dir.resolve("server"));
+            String base = server != null ? server.baseUrl() : target.url;
             BenchHttp http = new BenchHttp(base);
             String run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
             String writer = "hb" + run + "-writer", reactor = "hb" + run + "-reactor";
@@ -143,7 +132,7 @@ public final class HistoryBench implements Callable<Integer> {
             List<String> problems = check(timed.pages);
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("server", base);
-            result.put("serverJvmOpts", url == null ? serverJvmOpts : "(a running server)");
+            result.put("serverJvmOpts", target.describe(JVM_OPTS));
             result.put("entries", log.size());
             result.put("messages", log.size() / (1 + reactionsPerMessage));
             result.put("reactionsPerMessage", reactionsPerMessage);

@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.waterline.load.deployment.ServerProcess;
 import dev.waterline.load.run.ServerMetrics;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import tools.jackson.databind.JsonNode;
 
@@ -50,21 +51,15 @@ import tools.jackson.databind.JsonNode;
  * the heap after each collection.
  */
 @Command(name = "transfer-bench", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Concurrent attachment uploads and downloads: MiB/s each way and the server's heap.")
+        description = "Concurrent attachment uploads and downloads: MiB/s each way and the server's heap. The server it starts:"
+                + " -Xmx256m -XX:+UseG1GC, with a GC log.")
 public final class TransferBench implements Callable<Integer> {
 
-    @Option(names = "--url", description = "A running server (zero-configuration mode: dev tokens). Default: start one (--server-jar).")
-    String url;
+    @Mixin
+    BenchServer target;
 
-    @Option(names = "--server-jar", defaultValue = ServerProcess.DEFAULT_JAR, converter = ServerProcess.JarConverter.class,
-            description = "Default: ${DEFAULT-VALUE}")
-    Path serverJar;
-
-    @Option(names = "--server-jvm-opts", defaultValue = "-Xmx256m -XX:+UseG1GC", description = "Default: ${DEFAULT-VALUE}")
-    String serverJvmOpts;
-
-    @Option(names = "--server-arg", description = "Extra argument for the started server (repeatable).")
-    List<String> serverArgs = new ArrayList<>();
+    /** The started server's JVM options unless --server-jvm-opts says otherwise. */
+    static final String JVM_OPTS = "-Xmx256m -XX:+UseG1GC";
 
     @Option(names = "--files", defaultValue = "20", description = "Transfers at once, each way. Default: ${DEFAULT-VALUE}")
     int files;
@@ -100,14 +95,14 @@ public final class TransferBench implements Callable<Integer> {
         long size = Math.round(sizeMib * 1048576);
         ServerProcess server = null;
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-            String base = url;
-            if (base == null) {
-                Path serverDir = dir.resolve("server").toAbsolutePath();
-                Files.createDirectories(serverDir);
-                String opts = serverJvmOpts + " -Xlog:gc:file=" + serverDir.resolve("gc.log");
-                server = ServerProcess.start(new ServerProcess.Launch(serverJar, opts, serverArgs(), 1), serverDir);
-                base = server.baseUrl();
-            }
+            Path serverDir = dir.resolve("server").toAbsolutePath();
+            Files.createDirectories(serverDir);
+            // every transfer a turn at once: the file store's 16 turns would queue the last four, and
+            // the bench measures twenty transfers, not the cap (--server-arg sets them otherwise)
+            server = target.start(target.jvmOpts(JVM_OPTS) + " -Xlog:gc:file=" + serverDir.resolve("gc.log"),
+                    List.of("--waterline.blobs.max-concurrent-transfers=" + files, "--waterline.blobs.max-transfers-per-user=" + files,
+                            "--waterline.blobs.transfer-wait=5m"), serverDir);
+            String base = server != null ? server.baseUrl() : target.url;
             BenchHttp http = new BenchHttp(base);
             String run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
             List<String> users = new ArrayList<>();
@@ -141,7 +136,7 @@ public final class TransferBench implements Callable<Integer> {
             Files.writeString(dir.resolve("transfer-bench.md"), md);
             Map<String, Object> json = new LinkedHashMap<>();
             json.put("server", base);
-            json.put("serverJvmOpts", url == null ? serverJvmOpts : "(a running server)");
+            json.put("serverJvmOpts", target.describe(JVM_OPTS));
             json.put("files", files);
             json.put("bytesEach", size);
             json.put("upload", up);
@@ -157,24 +152,6 @@ public final class TransferBench implements Callable<Integer> {
                 server.close();
             }
         }
-    }
-
-    /**
-     * The started server's arguments: every transfer given a turn at once (the file store's turns,
-     * 16 by default, would queue the last four: the bench measures twenty transfers, not the cap),
-     * unless {@code --server-arg} sets them.
-     */
-    List<String> serverArgs() {
-        List<String> args = new ArrayList<>();
-        for (String lifted : List.of("--waterline.blobs.max-concurrent-transfers=" + files, "--waterline.blobs.max-transfers-per-user=" + files,
-                "--waterline.blobs.transfer-wait=5m")) {
-            String name = lifted.substring(0, lifted.indexOf('=') + 1);
-            if (serverArgs.stream().noneMatch(a -> a.startsWith(name))) {
-                args.add(lifted);
-            }
-        }
-        args.addAll(serverArgs);
-        return args;
     }
 
     interface Transfer {
@@ -300,7 +277,7 @@ public final class TransferBench implements Callable<Integer> {
     private String markdown(String base, long size, Phase up, Phase down, List<String> failed) {
         StringBuilder b = new StringBuilder("# Attachment transfer bench\n\n");
         b.append(files).append(" files of ").append(size / 1048576.0).append(" MiB, each way all at once, each by its own member of one chat; server ")
-                .append(url == null ? serverJvmOpts + " (GC log: server/gc.log)" : base).append(".\n\n");
+                .append(target.describe(JVM_OPTS)).append(target.url == null ? " (GC log: server/gc.log)" : "").append(".\n\n");
         b.append("| phase | wall s | MiB/s together | MiB/s per transfer (min / median / max) | server heap max MB | server RSS max MB | heap samples |\n")
                 .append("| --- | --- | --- | --- | --- | --- | --- |\n");
         for (Phase p : List.of(up, down)) {
