@@ -1,11 +1,5 @@
 package dev.waterline.attachments;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -19,6 +13,7 @@ import java.util.HexFormat;
 import java.util.Random;
 
 import dev.waterline.support.Api;
+import dev.waterline.support.RawUploads;
 import dev.waterline.support.WaterlineIntegrationTest;
 import dev.waterline.support.WsClient;
 import org.junit.jupiter.api.BeforeEach;
@@ -210,17 +205,8 @@ class AttachmentsIntegrationTests {
         Api.Pair p = api.pair("att-outsider");
         String mallory = api.token("att-outsider-mallory");
         for (String chat : new String[] {p.chat(), "01JNOSUCHCHAT000000000000"}) {
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
-                s.setSoTimeout(10_000);
-                OutputStream out = s.getOutputStream();
-                out.write(("POST /api/chats/" + chat + "/attachments HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + mallory
-                        + "\r\nContent-Type: application/octet-stream\r\nContent-Length: 900000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-                out.write(new byte[1024]);
-                out.flush();
-                BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
-                assertThat(in.readLine()).isEqualTo("HTTP/1.1 404 ");
-            }
+            assertThat(RawUploads.statusBeforeTheBody(port, "/api/chats/" + chat + "/attachments", mallory, 900_000))
+                    .startsWith("HTTP/1.1 404");
         }
         assertThat(rowsOfChat(p.chat())).isZero();
     }
@@ -262,32 +248,8 @@ class AttachmentsIntegrationTests {
         assertThat(Api.JSON.readTree(declared.body()).get("error").asString()).isEqualTo("too_large");
         assertThat(rowsOfChat(p.chat())).isZero();
 
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
-            s.setSoTimeout(60_000);
-            OutputStream out = s.getOutputStream();
-            out.write(("POST /api/chats/" + p.chat() + "/attachments HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + p.alice()
-                    + "\r\nContent-Type: application/zip\r\nTransfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            Thread sender = Thread.ofVirtual().start(() -> {
-                byte[] chunk = new byte[256 * 1024];
-                byte[] head = (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII);
-                try {
-                    for (int i = 0; i < 12; i++) {
-                        out.write(head);
-                        out.write(chunk);
-                        out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
-                    }
-                    out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                    out.flush();
-                }
-                catch (IOException closedByTheServer) {
-                    // the server stopped reading past the limit: the rest is not wanted
-                }
-            });
-            BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
-            assertThat(in.readLine()).startsWith("HTTP/1.1 413");
-            sender.join(Duration.ofSeconds(30));
-        }
+        assertThat(RawUploads.statusOfAGrowingBody(port, "/api/chats/" + p.chat() + "/attachments", p.alice(), "application/zip",
+                256 * 1024, 12)).startsWith("HTTP/1.1 413");
         assertThat(rowsOfChat(p.chat())).as("the row was deleted when the body passed the limit").isZero();
         assertThat(strayParts()).as("its parts went with it, in the same transaction").isZero();
     }

@@ -1,6 +1,5 @@
 package dev.waterline.load;
 
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -81,32 +80,8 @@ class SmallHeapAttachmentsIntegrationTests {
             List<String[]> stored = uploads.stream().map(CompletableFuture::join).toList();
             assertThat(server.alive()).isTrue();
 
-            List<CompletableFuture<Void>> downloads = new ArrayList<>();
-            for (String[] attachment : stored) {
-                downloads.add(CompletableFuture.runAsync(() -> {
-                    try {
-                        HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create(base + "/api/attachments/" + attachment[0]))
-                                .header("Authorization", "Bearer " + token).timeout(Duration.ofMinutes(3)).build(),
-                                HttpResponse.BodyHandlers.ofInputStream());
-                        assertThat(r.statusCode()).isEqualTo(200);
-                        MessageDigest digest = MessageDigest.getInstance("SHA-256");
-                        long read = 0;
-                        try (InputStream in = r.body()) {
-                            byte[] buffer = new byte[64 * 1024];
-                            for (int n; (n = in.read(buffer)) > 0; ) {
-                                digest.update(buffer, 0, n);
-                                read += n;
-                            }
-                        }
-                        assertThat(read).isEqualTo(SIZE);
-                        assertThat(HexFormat.of().formatHex(digest.digest())).isEqualTo(attachment[1]);
-                    }
-                    catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, pool));
-            }
-            downloads.forEach(CompletableFuture::join);
+            SmallHeapTransfersIntegrationTests.downloadAllAtOnce(http, pool, token,
+                    stored.stream().map(a -> new String[] {base + "/api/attachments/" + a[0], a[1]}).toList(), SIZE);
             assertThat(server.alive()).as("no OutOfMemoryError ended it").isTrue();
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
                     HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
