@@ -171,7 +171,7 @@ class AttachmentsIntegrationTests {
     }
 
     @Test
-    void anUploadWithoutAContentTypeOrNameIsStoredAsOctetStreamAndDownloadsUnderItsId() throws Exception {
+    void anUploadWithoutAContentTypeOrNameIsStoredAsOctetStreamAndAnHtmlOneIsServedAsOctetStream() throws Exception {
         Api.Pair p = api.pair("att-plain");
         HttpResponse<String> up = upload(p.alice(), p.chat(), null, null, "plain bytes".getBytes(StandardCharsets.US_ASCII));
         assertThat(up.statusCode()).as(up.body()).isEqualTo(201);
@@ -182,6 +182,13 @@ class AttachmentsIntegrationTests {
         HttpResponse<byte[]> served = download(p.alice(), id);
         assertThat(served.headers().firstValue("Content-Type")).hasValue("application/octet-stream");
         assertThat(served.headers().firstValue("Content-Disposition")).hasValue("attachment; filename=\"" + id + "\"");
+
+        HttpResponse<String> page = upload(p.alice(), p.chat(), "text/html", "page.html",
+                "<script>alert(localStorage)</script>".getBytes(StandardCharsets.UTF_8));
+        String pageId = Api.JSON.readTree(page.body()).get("attachmentId").asString();
+        assertThat(Api.JSON.readTree(page.body()).get("contentType").asString()).as("recorded as uploaded").isEqualTo("text/html");
+        assertThat(download(p.alice(), pageId).headers().firstValue("Content-Type")).as("served as nothing a browser runs")
+                .hasValue("application/octet-stream");
     }
 
     @Test
