@@ -10,6 +10,8 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 import dev.waterline.support.Api;
@@ -110,19 +112,16 @@ class AttachmentsIntegrationTests {
                 + " AND NOT EXISTS (SELECT 1 FROM blob_removals r WHERE r.blob_id = p.blob_id)", Long.class);
     }
 
-    /**
-     * Marks the attachment sent, as the send that names it does in its commit: a real message of the
-     * chat, then its seq set on the attachment. The send frame's {@code attachments} field is the
-     * group commit's to implement; until it is, the link is written here by hand.
-     */
-    void markSent(String token, String chatId, String attachmentId) {
+    /** Sends a message carrying the attachment (PROTOCOL.md §9: {@code send} with {@code attachments}), as its uploader. */
+    void send(String token, String chatId, String attachmentId) {
         try (WsClient ws = WsClient.connectWelcomed(port, token)) {
             String correlationId = "att-" + System.nanoTime();
-            ws.sendMessage(correlationId, chatId, "with a file");
+            ws.send(Map.of("type", "send", "correlationId", correlationId, "chatId", chatId, "body", "",
+                    "attachments", List.of(attachmentId)));
             JsonNode accepted = ws.answer(correlationId);
-            assertThat(accepted.get("type").asString()).isEqualTo("accepted");
-            jdbc.update("UPDATE attachments SET message_seq = ?, position = 0 WHERE attachment_id = ?",
-                    accepted.get("seq").asLong(), attachmentId);
+            assertThat(accepted.get("type").asString()).as(accepted.toString()).isEqualTo("accepted");
+            assertThat(jdbc.queryForObject("SELECT message_seq FROM attachments WHERE attachment_id = ?", Long.class, attachmentId))
+                    .isEqualTo(accepted.get("seq").asLong());
         }
     }
 
@@ -231,7 +230,7 @@ class AttachmentsIntegrationTests {
         assertThat(download(p.bob(), id).body()).as("the same answer as for no attachment at all")
                 .isEqualTo(download(p.bob(), "01JNOSUCHATTACHMENT000000").body());
 
-        markSent(p.alice(), p.chat(), id);
+        send(p.alice(), p.chat(), id);
         HttpResponse<byte[]> sent = download(p.bob(), id);
         assertThat(sent.statusCode()).as("a member, once sent").isEqualTo(200);
         assertThat(new String(sent.body(), StandardCharsets.UTF_8)).isEqualTo("for bob, soon");
@@ -268,7 +267,7 @@ class AttachmentsIntegrationTests {
         String orphan = uploaded(p.alice(), p.chat(), file);
         String sent = uploaded(p.alice(), p.chat(), file);
         String recent = uploaded(p.alice(), p.chat(), file);
-        markSent(p.alice(), p.chat(), sent);
+        send(p.alice(), p.chat(), sent);
         assertThat(parts(orphan)).isEqualTo(2);
         // uploaded two hours ago, past the orphan TTL of one hour
         jdbc.update("UPDATE attachments SET created_at = now() - interval '2 hours' WHERE attachment_id IN (?, ?)", orphan, sent);
