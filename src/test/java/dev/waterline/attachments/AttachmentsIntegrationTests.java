@@ -112,8 +112,8 @@ class AttachmentsIntegrationTests {
                 + " AND NOT EXISTS (SELECT 1 FROM blob_removals r WHERE r.blob_id = p.blob_id)", Long.class);
     }
 
-    /** Sends a message carrying the attachment (PROTOCOL.md §9: {@code send} with {@code attachments}), as its uploader. */
-    void send(String token, String chatId, String attachmentId) {
+    /** Sends a message carrying the attachment (PROTOCOL.md §9: {@code send} with {@code attachments}), as its uploader; its messageId. */
+    String send(String token, String chatId, String attachmentId) {
         try (WsClient ws = WsClient.connectWelcomed(port, token)) {
             String correlationId = "att-" + System.nanoTime();
             ws.send(Map.of("type", "send", "correlationId", correlationId, "chatId", chatId, "body", "",
@@ -122,6 +122,7 @@ class AttachmentsIntegrationTests {
             assertThat(accepted.get("type").asString()).as(accepted.toString()).isEqualTo("accepted");
             assertThat(jdbc.queryForObject("SELECT message_seq FROM attachments WHERE attachment_id = ?", Long.class, attachmentId))
                     .isEqualTo(accepted.get("seq").asLong());
+            return accepted.get("messageId").asString();
         }
     }
 
@@ -235,6 +236,20 @@ class AttachmentsIntegrationTests {
         assertThat(sent.statusCode()).as("a member, once sent").isEqualTo(200);
         assertThat(new String(sent.body(), StandardCharsets.UTF_8)).isEqualTo("for bob, soon");
         assertThat(download(mallory, id).statusCode()).as("a stranger, still").isEqualTo(404);
+    }
+
+    @Test
+    void aSentAttachmentLivesAsLongAsItsMessageAndGoesWithItsDelete() throws Exception {
+        Api.Pair p = api.pair("att-delete");
+        String id = uploaded(p.alice(), p.chat(), new byte[300_000]);
+        String messageId = send(p.alice(), p.chat(), id);
+        assertThat(download(p.bob(), id).statusCode()).isEqualTo(200);
+
+        assertThat(api.delete("/api/chats/" + p.chat() + "/messages/" + messageId, p.alice()).status()).isEqualTo(200);
+        assertThat(rows(id)).isZero();
+        assertThat(parts(id)).as("erased in the delete's own transaction").isZero();
+        assertThat(download(p.alice(), id).statusCode()).isEqualTo(404);
+        assertThat(download(p.bob(), id).statusCode()).isEqualTo(404);
     }
 
     @Test
