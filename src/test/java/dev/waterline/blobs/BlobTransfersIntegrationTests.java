@@ -1,9 +1,5 @@
 package dev.waterline.blobs;
 
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,6 +12,7 @@ import java.util.HexFormat;
 import java.util.Random;
 
 import dev.waterline.support.Api;
+import dev.waterline.support.RawUploads;
 import dev.waterline.support.StreamClient;
 import dev.waterline.support.WaterlineIntegrationTest;
 import org.junit.jupiter.api.BeforeEach;
@@ -80,19 +77,8 @@ class BlobTransfersIntegrationTests {
     @Test
     void anUploadToAStreamThatDoesNotExistIsAnsweredBeforeItsBodyIsRead() throws Exception {
         String alice = api.token("blob-early-alice");
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
-            s.setSoTimeout(10_000);
-            OutputStream out = s.getOutputStream();
-            out.write(("POST /api/streams/01JUNKNOWNSTREAM0000000000/blobs HTTP/1.1\r\nHost: localhost\r\n"
-                    + "Authorization: Bearer " + alice + "\r\nContent-Type: application/octet-stream\r\n"
-                    + "Content-Length: " + (32 * 1024 * 1024) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(new byte[1024]);
-            out.flush();
-            byte[] status = new byte[12];
-            int n = s.getInputStream().readNBytes(status, 0, 12);
-            assertThat(new String(status, 0, n, StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 404");
-        }
+        assertThat(RawUploads.statusBeforeTheBody(port, "/api/streams/01JUNKNOWNSTREAM0000000000/blobs", alice, 32 * 1024 * 1024))
+                .startsWith("HTTP/1.1 404");
     }
 
     /** A download refused for want of a turn carries none of the file's headers (and so no year of caching). */
@@ -180,32 +166,8 @@ class BlobTransfersIntegrationTests {
     void aFileThatGrowsPastTheLimitWhileItIsReadLeavesNoRowAndNoPart() throws Exception {
         Api.Pair p = api.pair("blob-grow");
         String id = streams.open(p.alice(), p.chat()).get("streamId").asString();
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
-            s.setSoTimeout(60_000);
-            OutputStream out = s.getOutputStream();
-            out.write(("POST /api/streams/" + id + "/blobs HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + p.alice()
-                    + "\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            Thread sender = Thread.ofVirtual().start(() -> {
-                byte[] chunk = new byte[1024 * 1024];
-                byte[] head = (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII);
-                try {
-                    for (int i = 0; i < 40; i++) {
-                        out.write(head);
-                        out.write(chunk);
-                        out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
-                    }
-                    out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                    out.flush();
-                }
-                catch (java.io.IOException closedByTheServer) {
-                    // the server stopped reading past the limit: the rest is not wanted
-                }
-            });
-            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
-            assertThat(in.readLine()).startsWith("HTTP/1.1 413");
-            sender.join(Duration.ofSeconds(30));
-        }
+        assertThat(RawUploads.statusOfAGrowingBody(port, "/api/streams/" + id + "/blobs", p.alice(), "application/octet-stream",
+                1024 * 1024, 40)).startsWith("HTTP/1.1 413");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM stream_blobs WHERE stream_id = ?", Long.class, id)).isZero();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM blob_parts p WHERE NOT EXISTS"

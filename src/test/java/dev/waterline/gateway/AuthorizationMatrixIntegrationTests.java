@@ -39,7 +39,8 @@ class AuthorizationMatrixIntegrationTests {
         /** About one chat, stream or blob (in its path, or a chat named in its body): a non-member gets 404. */
         boolean aboutAnId() {
             return pattern.contains("{chatId}") || pattern.contains("{streamId}") || pattern.contains("{blobId}")
-                    || pattern.contains("{hookId}") || pattern.contains("{messageId}") || (body != null && body.contains("%2$s"));
+                    || pattern.contains("{hookId}") || pattern.contains("{messageId}") || pattern.contains("{attachmentId}")
+                    || (body != null && body.contains("%2$s"));
         }
     }
 
@@ -47,6 +48,7 @@ class AuthorizationMatrixIntegrationTests {
     static final String UNKNOWN_STREAM = "01NOSUCHSTREAM00000000000";
     static final String UNKNOWN_BLOB = "01NOSUCHBLOB0000000000000";
     static final String UNKNOWN_HOOK = "01NOSUCHHOOK0000000000000";
+    static final String UNKNOWN_ATTACHMENT = "01NOSUCHATTACHMENT0000000";
     static final String UNKNOWN_MESSAGE = "01NOSUCHMESSAGE0000000000";
 
     static final List<Endpoint> REST = List.of(
@@ -77,6 +79,9 @@ class AuthorizationMatrixIntegrationTests {
             new Endpoint("GET", "/api/streams/{streamId}/chunks", false, 200, null),
             new Endpoint("POST", "/api/streams/{streamId}/blobs", false, 201, "{\"any\":\"bytes\"}"),
             new Endpoint("GET", "/api/blobs/{blobId}", false, 200, null),
+            new Endpoint("POST", "/api/chats/{chatId}/attachments", false, 201, "{\"any\":\"bytes\"}"),
+            // an attachment alice uploaded and has not sent: hers to read, nobody else's
+            new Endpoint("GET", "/api/attachments/{attachmentId}", false, 200, null),
             // a hook on this server itself, which refuses its calls (401): its deliveries go dead at once
             new Endpoint("POST", "/api/chats/{chatId}/hooks", false, 201,
                     "{\"kind\":\"http\",\"url\":\"http://localhost:%3$s/matrix-hook\",\"events\":[\"offline\"]}"),
@@ -144,6 +149,7 @@ class AuthorizationMatrixIntegrationTests {
         String chat = api.createChat(alice, "matrix-bob");
         String stream = api.post("/api/chats/" + chat + "/streams", alice, Map.of()).body().get("streamId").asString();
         String blob = api.postRaw("/api/streams/" + stream + "/blobs", alice, "\"blob\"").body().get("blobId").asString();
+        String attachment = api.postRaw("/api/chats/" + chat + "/attachments", alice, "\"file\"").body().get("attachmentId").asString();
         String hook = api.post("/api/chats/" + chat + "/hooks", alice, Map.of("kind", "http", "url", "http://localhost:" + port + "/matrix-hook",
                 "events", List.of("offline"))).body().get("hookId").asString();
         String message;
@@ -168,7 +174,7 @@ class AuthorizationMatrixIntegrationTests {
                 String path = e.pattern().replace("{chatId}", unknown ? UNKNOWN_CHAT : chat)
                         .replace("{streamId}", unknown ? UNKNOWN_STREAM : stream).replace("{blobId}", unknown ? UNKNOWN_BLOB : blob)
                         .replace("{hookId}", unknown ? UNKNOWN_HOOK : hook).replace("{messageId}", unknown ? UNKNOWN_MESSAGE : message)
-                        .replace("{emoji}", "%F0%9F%91%8D");
+                        .replace("{emoji}", "%F0%9F%91%8D").replace("{attachmentId}", unknown ? UNKNOWN_ATTACHMENT : attachment);
                 String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet(), unknown ? UNKNOWN_CHAT : chat, port);
                 Api.Response r = switch (e.method()) {
                     case "GET" -> api.get(path, token);

@@ -41,11 +41,44 @@ class SmallHeapTransfersIntegrationTests {
     static final int FILES = 20;
     static final long SIZE = 32L * 1024 * 1024;
 
-    private static Path jar() throws Exception {
+    static Path jar() throws Exception {
         try (Stream<Path> files = Files.list(Path.of("target"))) {
             return files.filter(f -> f.getFileName().toString().matches("waterline-.*\\.jar")).findFirst()
                     .orElseThrow(() -> new IllegalStateException("no server jar in target/: the package phase makes it"));
         }
+    }
+
+    /**
+     * Downloads every {@code {url, sha256}} of {@code files} at once, each {@code size} bytes,
+     * read 64 KiB at a time (nothing of it held), and checks its length and digest.
+     */
+    static void downloadAllAtOnce(HttpClient http, ExecutorService pool, String token, List<String[]> files, long size) {
+        List<CompletableFuture<Void>> downloads = new ArrayList<>();
+        for (String[] file : files) {
+            downloads.add(CompletableFuture.runAsync(() -> {
+                try {
+                    HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create(file[0]))
+                            .header("Authorization", "Bearer " + token).timeout(Duration.ofMinutes(3)).build(),
+                            HttpResponse.BodyHandlers.ofInputStream());
+                    assertThat(r.statusCode()).isEqualTo(200);
+                    MessageDigest digest = MessageDigest.getInstance("SHA-256");
+                    long read = 0;
+                    try (InputStream in = r.body()) {
+                        byte[] buffer = new byte[64 * 1024];
+                        for (int n; (n = in.read(buffer)) > 0; ) {
+                            digest.update(buffer, 0, n);
+                            read += n;
+                        }
+                    }
+                    assertThat(read).isEqualTo(size);
+                    assertThat(HexFormat.of().formatHex(digest.digest())).isEqualTo(file[1]);
+                }
+                catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, pool));
+        }
+        downloads.forEach(CompletableFuture::join);
     }
 
     @Test
@@ -95,32 +128,7 @@ class SmallHeapTransfersIntegrationTests {
             List<String[]> stored = uploads.stream().map(CompletableFuture::join).toList();
             assertThat(server.alive()).isTrue();
 
-            List<CompletableFuture<Void>> downloads = new ArrayList<>();
-            for (String[] blob : stored) {
-                downloads.add(CompletableFuture.runAsync(() -> {
-                    try {
-                        HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create(base + "/api/blobs/" + blob[0]))
-                                .header("Authorization", "Bearer " + token).timeout(Duration.ofMinutes(3)).build(),
-                                HttpResponse.BodyHandlers.ofInputStream());
-                        assertThat(r.statusCode()).isEqualTo(200);
-                        MessageDigest digest = MessageDigest.getInstance("SHA-256");
-                        long read = 0;
-                        try (InputStream in = r.body()) {
-                            byte[] buffer = new byte[64 * 1024];
-                            for (int n; (n = in.read(buffer)) > 0; ) {
-                                digest.update(buffer, 0, n);
-                                read += n;
-                            }
-                        }
-                        assertThat(read).isEqualTo(SIZE);
-                        assertThat(HexFormat.of().formatHex(digest.digest())).isEqualTo(blob[1]);
-                    }
-                    catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, pool));
-            }
-            downloads.forEach(CompletableFuture::join);
+            downloadAllAtOnce(http, pool, token, stored.stream().map(blob -> new String[] {base + "/api/blobs/" + blob[0], blob[1]}).toList(), SIZE);
             assertThat(server.alive()).as("no OutOfMemoryError ended it").isTrue();
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
                     HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);

@@ -5,7 +5,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 
 import dev.waterline.blobs.BlobStore;
+import dev.waterline.blobs.StoreChoice;
 import dev.waterline.web.DatabaseTurns;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
 
@@ -14,9 +16,11 @@ import org.springframework.stereotype.Repository;
  * reads one part from the client, then inserts it; a read selects one part, then writes it. Each
  * statement is its own short transaction within one of the REST requests' turns at the database
  * ({@link DatabaseTurns}), and no connection is held while the client's bytes come or go, however
- * slowly: a transfer holds one part of the heap and, between parts, nothing of the pool.
+ * slowly: a transfer holds one part of the heap and, between parts, nothing of the pool. The
+ * store unless an S3-compatible one is configured ({@link StoreChoice}).
  */
 @Repository
+@Conditional(StoreChoice.Database.class)
 class PostgresBlobStore implements BlobStore {
 
     /** 256 KiB: 128 parts for a 32 MiB file; a part is read and decoded whole by the driver. */
