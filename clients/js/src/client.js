@@ -197,6 +197,8 @@ export class WaterlineClient {
       const started = (async () => {
         this.#token = await this.#freshToken('start');
         this.#userId = tokenSubject(this.#token);
+        // chats met before start() (getChat) count the reader's own reactions from here on
+        for (const chat of this.#chats.values()) chat.log.me = this.#userId;
         await this.#load();
         this.#loaded = true;
         for (const s of this.#pending.values()) if (s.state === 'saving') this.#saveSend(s);
