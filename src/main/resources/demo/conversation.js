@@ -374,8 +374,18 @@ export class Conversation {
   }
 
   /** The offered emoji and any other in use, each a toggle with its count; updated in place, so focus stays. */
+  /** The row under a message's text that holds its reactions and its actions. */
+  #tools(el) {
+    let tools = el.querySelector(':scope > .tools');
+    if (!tools) {
+      tools = h('div', { class: 'tools' });
+      el.querySelector('.status').before(tools);
+    }
+    return tools;
+  }
+
   #fillReactions(el, m, deleted) {
-    let row = el.querySelector(':scope > .reactions');
+    let row = el.querySelector(':scope > .tools > .reactions');
     if (deleted) {
       row?.remove();
       return;
@@ -383,7 +393,7 @@ export class Conversation {
     if (!row) {
       // not live: a count changing is not news to read out
       row = h('div', { class: 'reactions', role: 'group', 'aria-label': 'Reactions', 'aria-live': 'off', 'data-testid': 'reactions' });
-      el.querySelector('.status').before(row);
+      this.#tools(el).prepend(row);
     }
     const counts = m.reactions ?? {};
     const mine = new Set(m.myReactions ?? []);
@@ -405,9 +415,9 @@ export class Conversation {
   }
 
   #fillActions(el, m, own, deleted) {
-    let row = el.querySelector(':scope > .actions');
+    let row = el.querySelector(':scope > .tools > .actions');
     if (deleted) {
-      row?.remove();
+      el.querySelector(':scope > .tools')?.remove();
       el.querySelector(':scope > .edit-form')?.remove();
       el.querySelector(':scope > .confirm')?.remove();
       return;
@@ -417,7 +427,7 @@ export class Conversation {
       h('button', { type: 'button', class: 'action', 'data-testid': 'reply', onclick: () => this.#onReply(this.#client.message(this.chatId, m.messageId) ?? m) }, 'Reply'),
       own ? h('button', { type: 'button', class: 'action', 'data-testid': 'edit', onclick: () => this.#startEdit(el) }, 'Edit') : null,
       own ? h('button', { type: 'button', class: 'action', 'data-testid': 'delete', onclick: () => this.#confirmDelete(el) }, 'Delete') : null);
-    el.querySelector('.status').before(row);
+    this.#tools(el).append(row);
   }
 
   #react(el, emoji, on) {
