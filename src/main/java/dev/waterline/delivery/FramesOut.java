@@ -10,6 +10,6 @@ final class FramesOut {
 
     static String message(OutboxRow r) {
         return Frames.message(r.id(), r.messageId(), r.correlationId(), r.chatId(), r.seq(), r.senderId(), r.body(), r.sentAt(),
-                r.kind(), r.streamId());
+                r.kind(), r.fields());
     }
 }

@@ -44,18 +44,27 @@ class OutboxParticipant implements CommitParticipant {
                 deliveries.add(new OutboxStore.Delivery(recipient, m.message()));
             }
         }
-        if (deliveries.isEmpty()) {
+        if (deliveries.isEmpty() && batch.erased().isEmpty()) {
             return null;
         }
-        OutboxStore.Append append = outbox.append(deliveries, batch.sentAt(), properties.lease());
+        OutboxStore.Append append = deliveries.isEmpty() ? null : outbox.append(deliveries, batch.sentAt(), properties.lease());
         return new Contribution() {
             @Override
             public void join(Transaction tx) {
-                append.joinCommit(tx);
+                if (append != null) {
+                    append.joinCommit(tx);
+                }
+                // a delete erases the copies of the text it erased (I13)
+                if (!batch.erased().isEmpty()) {
+                    outbox.erase(batch.erased(), tx);
+                }
             }
 
             @Override
             public void committed(long committedAtMillis) {
+                if (append == null) {
+                    return;
+                }
                 List<OutboxRow> rows = append.rows(committedAtMillis);
                 metrics.outboxRows(rows.size());
                 fastPath.offer(rows);

@@ -63,6 +63,17 @@ class HistoryController {
         });
     }
 
+    @Operation(summary = "One entry in its current state (PROTOCOL.md §9); 404 when unknown, of another chat, or not a member",
+            responses = @ApiResponse(responseCode = "200", description = "the entry",
+                    content = @Content(mediaType = "application/json", schema = @Schema(implementation = HistoryMessage.class))))
+    @GetMapping("/api/chats/{chatId}/messages/{messageId}")
+    ResponseEntity<byte[]> message(@Parameter(hidden = true) HttpServletRequest request, @PathVariable String chatId,
+                                   @PathVariable String messageId) {
+        String user = ApiAuthentication.userId(request);
+        return turns.run(() -> Json.answer(HttpStatus.OK, history.oneForMember(chatId, user, messageId)
+                .orElseThrow(() -> new ApiException(HttpStatus.NOT_FOUND, "not_found", "no such message in a chat of yours"))));
+    }
+
     private static int parseLimit(String limit) {
         if (limit == null) {
             return 100;

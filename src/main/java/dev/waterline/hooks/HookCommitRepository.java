@@ -1,5 +1,6 @@
 package dev.waterline.hooks;
 
+import java.util.List;
 import java.util.function.LongConsumer;
 
 import dev.waterline.sql.Statement;
@@ -35,12 +36,17 @@ class HookCommitRepository {
             SELECT h.hook_id, 'message', m.message_id, h.hook_id || ':' || m.message_id,
                    json_build_object('hookId', h.hook_id, 'event', 'message', 'messageId', m.message_id,
                        'correlationId', m.correlation_id, 'chatId', m.chat_id, 'seq', m.seq, 'senderId', m.sender_id,
-                       'kind', m.kind, 'body', m.body, 'sentAt', ?::text, 'streamId', m.stream_id)::text,
+                       'kind', m.kind, 'body', m.body, 'sentAt', ?::text, 'streamId', m.stream_id,
+                       'replyTo', m.reply_to, 'targetId', m.target_id, 'emoji', m.emoji, 'on', m.reaction_on,
+                       'attachments', m.attachments)::text,
                    CASE WHEN h.breaker = 'closed' THEN 'pending' ELSE 'held' END
             FROM h
             JOIN unnest(?::text[], ?::bigint[]) AS b(chat_id, seq) ON b.chat_id = h.chat_id
             CROSS JOIN LATERAL (
-                SELECT mh.message_id, mh.correlation_id, mh.chat_id, mh.seq, mh.sender_id, mh.kind, mh.body, mh.stream_id
+                SELECT mh.message_id, mh.correlation_id, mh.chat_id, mh.seq, mh.sender_id, mh.kind, mh.body, mh.stream_id,
+                       mh.reply_to, mh.target_id, mh.emoji, mh.reaction_on,
+                       (SELECT json_agg(a.attachment_id ORDER BY a.position) FROM attachments a
+                        WHERE a.chat_id = mh.chat_id AND a.message_seq = mh.seq) AS attachments
                 FROM message_history mh
                 WHERE mh.chat_id = b.chat_id AND mh.seq = b.seq
                 LIMIT 1) m
@@ -68,6 +74,24 @@ class HookCommitRepository {
      * The deliveries of the batch's messages ({@code chats} and {@code seqs}, pairwise) to the
      * {@code message} hooks of {@code distinctChats}; {@code inserted} is told each new delivery's id.
      */
+    /**
+     * 1: text[] message ids. A delete erased these entries' text (PROTOCOL.md §9, I13): their
+     * deliveries' payloads, pending or dead, lose it too (the body, and a text entry's reply and
+     * files); by hook_deliveries_by_message.
+     */
+    private static final String ERASE_PAYLOADS = """
+            UPDATE hook_deliveries
+            SET payload = (CASE WHEN payload::jsonb ->> 'kind' = 'text'
+                                THEN payload::jsonb || '{"replyTo": null, "attachments": null}'::jsonb
+                                ELSE payload::jsonb END || '{"body": ""}'::jsonb)::text
+            WHERE message_id = ANY (?::text[])
+            """;
+
+    /** Erases the text of {@code messageIds} from their deliveries' payloads. */
+    Statement erasePayloads(List<String> messageIds) {
+        return Statement.of(ERASE_PAYLOADS, null, (Object) messageIds.toArray(String[]::new));
+    }
+
     Statement messageDeliveries(String[] distinctChats, String sentAt, String[] chats, long[] seqs, LongConsumer inserted) {
         return Statement.of(INSERT_MESSAGE_DELIVERIES, rs -> inserted.accept(rs.getLong(1)), distinctChats, sentAt, chats, seqs);
     }

@@ -86,6 +86,9 @@ class HookParticipant implements CommitParticipant {
         if (offline != null) {
             statements.add(offline);
         }
+        if (!batch.erased().isEmpty()) {
+            statements.add(store.erasePayloads(batch.erased()));
+        }
         return new Contribution() {
             @Override
             public List<Statement> statements() {

@@ -23,16 +23,30 @@ public interface CommitParticipant {
     /** What this participant adds for {@code batch}; {@code null} when it adds nothing. */
     Contribution contribute(Batch batch);
 
-    /** The new messages of one group commit (replays of an earlier send are not among them). */
-    record Batch(List<NewMessage> messages, Instant sentAt) {
+    /**
+     * The new entries of one group commit (replays of an earlier send are not among them), and the
+     * ids of the entries whose text a delete of this commit erased ({@code erased}: the deleted
+     * messages and their edits, PROTOCOL.md §9): a participant that keeps a copy of an entry's text
+     * erases its copies of these in the same transaction (I13).
+     */
+    record Batch(List<NewMessage> messages, Instant sentAt, List<String> erased) {
+
+        public Batch(List<NewMessage> messages, Instant sentAt) {
+            this(messages, sentAt, List.of());
+        }
     }
 
     /**
      * One message about to be committed, with the members it goes to (the chat's members but its
-     * sender). The accessors of the message's fields ({@link #chatId()}, {@link #seq()}, ...) read
+     * sender), and the stream it opens (a {@code stream} entry's; null otherwise). The accessors of the message's fields ({@link #chatId()}, {@link #seq()}, ...) read
      * through {@code message}.
      */
-    record NewMessage(ChatMessage message, List<String> recipients) {
+    record NewMessage(ChatMessage message, List<String> recipients, String streamId) {
+
+        /** An entry that opens no stream. */
+        public NewMessage(ChatMessage message, List<String> recipients) {
+            this(message, recipients, null);
+        }
 
         public String chatId() {
             return message.chatId();
@@ -62,8 +76,8 @@ public interface CommitParticipant {
             return message.kind();
         }
 
-        public String streamId() {
-            return message.streamId();
+        public String fields() {
+            return message.fields();
         }
     }
 

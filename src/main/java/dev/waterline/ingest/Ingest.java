@@ -164,11 +164,12 @@ public class Ingest implements SmartLifecycle {
         for (List<SendRequest> sends : keys) {
             IngestRepository.Outcome outcome = result.outcomes().get(sends.getFirst().key());
             for (SendRequest s : sends) {
-                if (outcome instanceof IngestRepository.Accepted a) {
-                    answer(s, r -> r.accepted(a.messageId(), a.chatId(), a.seq(), a.sentAt()));
-                }
-                else {
-                    answer(s, r -> r.rejected("not_found", "no such chat"));
+                switch (outcome) {
+                    case IngestRepository.Accepted a when a.unchanged() ->
+                            answer(s, r -> r.unchanged(a.messageId(), a.chatId(), a.seq(), a.sentAt()));
+                    case IngestRepository.Accepted a -> answer(s, r -> r.accepted(a.messageId(), a.chatId(), a.seq(), a.sentAt()));
+                    case IngestRepository.Rejected x -> answer(s, r -> r.rejected(x.code(), x.message()));
+                    case IngestRepository.NotFound x -> answer(s, r -> r.rejected("not_found", "no such chat"));
                 }
             }
             if (outcome instanceof IngestRepository.Accepted a && !a.replay()) {

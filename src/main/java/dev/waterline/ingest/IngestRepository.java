@@ -8,10 +8,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 
 import com.github.f4b6a3.ulid.UlidCreator;
 import dev.waterline.commit.ChatMessage;
+import dev.waterline.commit.EntryFields;
 import dev.waterline.commit.Transaction;
 import dev.waterline.sql.SqlTransaction;
 import dev.waterline.sql.Statement;
@@ -121,7 +123,17 @@ class IngestRepository {
     sealed interface Outcome {
     }
 
-    record Accepted(String messageId, String chatId, long seq, String sentAt, boolean replay) implements Outcome {
+    /**
+     * Accepted: a new entry, or ({@code replay}) one made before (the same key, or the first delete
+     * of a message deleted twice), or ({@code unchanged}) none, the request changing nothing (then
+     * the ids are the target's).
+     */
+    record Accepted(String messageId, String chatId, long seq, String sentAt, boolean replay, boolean unchanged)
+            implements Outcome {
+    }
+
+    /** Refused by the rules of the entries (PROTOCOL.md §9): {@code forbidden}, {@code invalid}, {@code not_found}. */
+    record Rejected(String code, String message) implements Outcome {
     }
 
     record NotFound() implements Outcome {
@@ -153,10 +165,14 @@ class IngestRepository {
     private final JdbcTemplate jdbc;
     private final TransactionTemplate tx;
     private final List<CommitParticipant> participants;
+    private final EntryRepository entryStore;
+    private final int maxReactions;
 
     IngestRepository(JdbcTemplate jdbc, PlatformTransactionManager transactions, InboundProperties properties,
-                     List<CommitParticipant> participants) {
+                     List<CommitParticipant> participants, EntryRepository entryStore, MessageProperties messages) {
         this.jdbc = jdbc;
+        this.entryStore = entryStore;
+        this.maxReactions = messages.maxReactionsPerUser();
         this.participants = List.copyOf(participants);
         this.tx = new TransactionTemplate(transactions);
         // each statement gets what is left of it as its timeout (Spring applies it through the
@@ -188,7 +204,7 @@ class IngestRepository {
                 rs -> {
                     if (rs.getBoolean(7)) {
                         outcomes.put(new SendRequest.Key(rs.getString(1), rs.getString(2)), new Accepted(
-                                rs.getString(5), rs.getString(3), rs.getLong(4), rs.getTimestamp(6).toInstant().toString(), true));
+                                rs.getString(5), rs.getString(3), rs.getLong(4), rs.getTimestamp(6).toInstant().toString(), true, false));
                     }
                 },
                 rs -> lastSeq.put(rs.getString(1), rs.getLong(2)),
@@ -196,7 +212,7 @@ class IngestRepository {
                 window.toMillis(), senders, correlations, chatIds, chatIds);
 
         List<SendRequest> valid = new ArrayList<>(sends.size());
-        Map<String, Long> perChat = new LinkedHashMap<>();
+        boolean namesOthers = false;
         for (SendRequest s : sends) {
             if (outcomes.containsKey(s.key())) {
                 continue;
@@ -207,42 +223,88 @@ class IngestRepository {
             }
             else {
                 valid.add(s);
-                perChat.merge(s.chatId(), 1L, Long::sum);
+                namesOthers |= Entries.concerns(s);
             }
         }
-        if (valid.isEmpty()) {
-            return new Result(outcomes, List.of(), 0);
-        }
+        // Entries that name others (edits, deletes, reactions, replies, attachments) are decided
+        // on what the database holds of what they name: one more round trip, only for a batch
+        // that has one, under the chat locks already held.
+        Entries entries = namesOthers
+                ? new Entries(entryStore.read(valid.stream().filter(Entries::concerns).toList()), maxReactions)
+                : null;
 
         Map<String, Long> nextSeq = new HashMap<>();
-        perChat.forEach((chat, n) -> nextSeq.put(chat, lastSeq.get(chat) + 1));
+        Map<String, Long> perChat = new LinkedHashMap<>();
+        List<SendRequest> made = new ArrayList<>(valid.size());
+        List<String> madeIds = new ArrayList<>(valid.size());
+        List<String> madeFields = new ArrayList<>(valid.size());
+        for (SendRequest s : valid) {
+            String fields = SendRequest.STREAM.equals(s.kind()) ? EntryFields.stream(s.streamId()) : null;
+            if (entries != null && Entries.concerns(s)) {
+                Entries.Decision d = entries.decide(s);
+                switch (d) {
+                    case Entries.Refuse r -> {
+                        outcomes.put(s.key(), new Rejected(r.code(), r.message()));
+                        continue;
+                    }
+                    case Entries.Unchanged u -> {
+                        outcomes.put(s.key(), new Accepted(u.target().messageId(), s.chatId(), u.target().seq(),
+                                u.target().sentAt(), true, true));
+                        continue;
+                    }
+                    case Entries.AlreadyDeleted a -> {
+                        outcomes.put(s.key(), new Accepted(a.deletion().messageId(), a.chatId(), a.deletion().seq(),
+                                a.deletion().sentAt(), true, false));
+                        continue;
+                    }
+                    case Entries.Make mk -> fields = mk.fields();
+                }
+            }
+            long seq = nextSeq.computeIfAbsent(s.chatId(), c -> lastSeq.get(c) + 1);
+            nextSeq.put(s.chatId(), seq + 1);
+            perChat.merge(s.chatId(), 1L, Long::sum);
+            String messageId = UlidCreator.getMonotonicUlid().toString();
+            if (entries != null && Entries.concerns(s)) {
+                entries.made(s, seq, messageId, sentAtText);
+            }
+            made.add(s);
+            madeIds.add(messageId);
+            madeFields.add(fields);
+            outcomes.put(s.key(), new Accepted(messageId, s.chatId(), seq, sentAtText, false, false));
+        }
+        if (made.isEmpty()) {
+            return new Result(outcomes, List.of(), 0);
+        }
+        Set<String> erased = entries == null ? Set.of() : entries.erased();
 
-        int n = valid.size();
+        int n = made.size();
         String[] hChat = new String[n], hMsg = new String[n], hSender = new String[n], hCorr = new String[n], hBody = new String[n],
                 hKind = new String[n], hStream = new String[n];
         long[] hSeq = new long[n];
         List<CommitParticipant.NewMessage> created = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            SendRequest s = valid.get(i);
-            long seq = nextSeq.merge(s.chatId(), 1L, Long::sum) - 1;
-            String messageId = UlidCreator.getMonotonicUlid().toString();
+            SendRequest s = made.get(i);
+            Accepted a = (Accepted) outcomes.get(s.key());
+            String messageId = madeIds.get(i);
             hChat[i] = s.chatId();
-            hSeq[i] = seq;
+            hSeq[i] = a.seq();
             hMsg[i] = messageId;
             hSender[i] = s.senderId();
             hCorr[i] = s.correlationId();
             hBody[i] = s.body();
             hKind[i] = s.kind();
             hStream[i] = s.streamId();
-            outcomes.put(s.key(), new Accepted(messageId, s.chatId(), seq, sentAtText, false));
             List<String> recipients = new ArrayList<>(members.get(s.chatId()).size());
             for (String member : members.get(s.chatId())) {
                 if (!member.equals(s.senderId())) {
                     recipients.add(member);
                 }
             }
-            created.add(new CommitParticipant.NewMessage(new ChatMessage(s.chatId(), seq, messageId, s.senderId(),
-                    s.correlationId(), s.body(), s.kind(), s.streamId()), recipients));
+            ChatMessage message = new ChatMessage(s.chatId(), a.seq(), messageId, s.senderId(), s.correlationId(), s.body(),
+                    s.kind(), madeFields.get(i));
+            // an edit of this batch whose message a later delete of it erased: its text goes now
+            created.add(new CommitParticipant.NewMessage(erased.contains(messageId) ? message.erased() : message, recipients,
+                    s.streamId()));
         }
 
         int[] claimed = new int[1];
@@ -253,10 +315,26 @@ class IngestRepository {
                 throw new InvariantBroken("seq of chat " + chat + " moved under its lock");
             }
         }, perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray()));
-        writes.add(Statement.of(INSERT_HISTORY, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody, hKind, hStream));
+        if (entries == null) {
+            writes.add(Statement.of(INSERT_HISTORY, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody, hKind, hStream));
+        }
+        else {
+            String[] replyTo = new String[n], target = new String[n], emoji = new String[n];
+            Boolean[] on = new Boolean[n];
+            for (int i = 0; i < n; i++) {
+                SendRequest.Refs r = made.get(i).refs();
+                replyTo[i] = r.replyTo();
+                target[i] = r.targetId();
+                emoji[i] = r.emoji();
+                on[i] = SendRequest.REACTION.equals(made.get(i).kind()) ? r.on() : null;
+            }
+            writes.add(Statement.of(EntryRepository.INSERT_ENTRIES, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody, hKind,
+                    hStream, replyTo, target, emoji, on));
+            writes.addAll(EntryRepository.writes(entries, sentAt));
+        }
         writes.add(Statement.of(CLAIM_KEYS, rs -> claimed[0]++, sentAt, hSender, hCorr, hChat, hSeq, hMsg, window.toMillis()));
         // after the history rows (I1), in the same round trip
-        CommitParticipant.Batch batch = new CommitParticipant.Batch(List.copyOf(created), now);
+        CommitParticipant.Batch batch = new CommitParticipant.Batch(List.copyOf(created), now, List.copyOf(erased));
         List<CommitParticipant.Contribution> contributions = new ArrayList<>(participants.size());
         Transaction tx = transaction(writes::add);
         for (CommitParticipant p : participants) {

@@ -48,7 +48,8 @@ public record OutboxRow(long id, String recipientId, ChatMessage message, String
         return message.kind();
     }
 
-    public String streamId() {
-        return message.streamId();
+    /** The entry's kind-specific frame fields ({@link dev.waterline.commit.EntryFields}), or null. */
+    public String fields() {
+        return message.fields();
     }
 }

@@ -48,6 +48,13 @@ public interface OutboxStore {
     Append append(List<Delivery> deliveries, Instant sentAt, Duration firstDue);
 
     /**
+     * Erases, in the group commit's transaction {@code tx}, the text its rows hold of the entries
+     * {@code messageIds} (a delete erased them, PROTOCOL.md §9): the body, and a text entry's fields
+     * (reply, files). The rows stay, so their recipients still get (and ack) the entries.
+     */
+    void erase(List<String> messageIds, Transaction tx);
+
+    /**
      * Claims up to {@code max} due rows, oldest first from the floor, skipping rows another claimer
      * holds; each claimed row is due again one {@code lease} later.
      */

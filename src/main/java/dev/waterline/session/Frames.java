@@ -22,7 +22,10 @@ public final class Frames {
     public record Accepted(String type, String correlationId, String messageId, String chatId, long seq, String sentAt) {
     }
 
-    /** {@code streamId} only on a stream's opening message ({@code kind} {@code "stream"}). */
+    /**
+     * {@code streamId} only on a stream's opening message ({@code kind} {@code "stream"}); the other
+     * kinds' fields (PROTOCOL.md §9) follow {@code kind} the same way ({@link #message}).
+     */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Message(String type, long deliveryId, String messageId, String correlationId, String chatId,
                           long seq, String senderId, String body, String sentAt, String kind, String streamId) {
@@ -49,6 +52,15 @@ public final class Frames {
      */
 
     public static String accepted(String correlationId, String messageId, String chatId, long seq, String sentAt) {
+        return accepted(correlationId, messageId, chatId, seq, sentAt, false);
+    }
+
+    /**
+     * {@code unchanged}: the request changed nothing (a reaction already on, or already off;
+     * PROTOCOL.md §9), so no entry was made and the ids are those of the message it named.
+     */
+    public static String accepted(String correlationId, String messageId, String chatId, long seq, String sentAt,
+                                  boolean unchanged) {
         StringWriter out = new StringWriter(96 + length(correlationId) + length(chatId));
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
@@ -58,13 +70,16 @@ public final class Frames {
             g.writeStringProperty("chatId", chatId);
             g.writeNumberProperty("seq", seq);
             g.writeStringProperty("sentAt", sentAt);
+            if (unchanged) {
+                g.writeBooleanProperty("unchanged", true);
+            }
             g.writeEndObject();
         }
         return out.toString();
     }
 
     public static String message(long deliveryId, String messageId, String correlationId, String chatId, long seq,
-                                 String senderId, String body, String sentAt, String kind, String streamId) {
+                                 String senderId, String body, String sentAt, String kind, String fields) {
         StringWriter out = new StringWriter(160 + length(correlationId) + length(chatId) + length(senderId) + length(body));
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
@@ -78,10 +93,15 @@ public final class Frames {
             present(g, "body", body);
             present(g, "sentAt", sentAt);
             g.writeStringProperty("kind", kind == null ? "text" : kind);
-            present(g, "streamId", streamId);
             g.writeEndObject();
         }
-        return out.toString();
+        if (fields == null) {
+            return out.toString();
+        }
+        // the entry's own fields (EntryFields: JSON members, escaped when they were written) before the closing brace
+        StringBuffer frame = out.getBuffer();
+        frame.setLength(frame.length() - 1);
+        return frame.append(',').append(fields).append('}').toString();
     }
 
     /** A field of a record marked NON_NULL: left out when null. */

@@ -15,7 +15,7 @@ class FramesOutUnitTests {
     @Test
     void aRowsMessageFrameCarriesItsFieldsInTheContractsOrder() {
         OutboxRow opening = new OutboxRow(7, "bob",
-                new ChatMessage("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", "s-1"), "2026-12-04T00:00:00Z",
+                new ChatMessage("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", dev.waterline.commit.EntryFields.stream("s-1")), "2026-12-04T00:00:00Z",
                 1764806400000L, 2);
         OutboxRow plain = new OutboxRow(8, "carol",
                 new ChatMessage("chat-1", 43, "m-8", "alice", null, "yo", null, null), "2026-12-04T00:00:01Z",

@@ -29,9 +29,22 @@ class FramesUnitTests {
     @Test
     void aStreamsOpeningMessageCarriesItsKindAndStreamId() {
         JsonNode f = json.readTree(Frames.message(43, "01K", "stream-1", "chat", 8, "bot", "", "2026-01-01T00:00:00Z",
-                "stream", "01S"));
+                "stream", dev.waterline.commit.EntryFields.stream("01S")));
         assertThat(f.get("kind").asString()).isEqualTo("stream");
         assertThat(f.get("streamId").asString()).isEqualTo("01S");
+    }
+
+    @Test
+    void anEntrysFieldsFollowItsKindAsJsonMembers() {
+        String fields = dev.waterline.commit.EntryFields.of().with("targetId", "01T").with("emoji", "\uD83D\uDC4D\"}")
+                .with("on", true).members();
+        JsonNode f = json.readTree(Frames.message(44, "01K", "c", "chat", 9, "bob", "", "2026-01-01T00:00:00Z", "reaction", fields));
+        assertThat(f.get("kind").asString()).isEqualTo("reaction");
+        assertThat(f.get("targetId").asString()).isEqualTo("01T");
+        assertThat(f.get("emoji").asString()).isEqualTo("\uD83D\uDC4D\"}");
+        assertThat(f.get("on").asBoolean()).isTrue();
+        assertThat(json.readTree(Frames.accepted("c", "m", "chat", 1, "t", true)).get("unchanged").asBoolean()).isTrue();
+        assertThat(json.readTree(Frames.accepted("c", "m", "chat", 1, "t")).has("unchanged")).isFalse();
     }
 
     @Test
@@ -62,7 +75,7 @@ class FramesUnitTests {
                         .isEqualTo(mapper.writeValueAsString(new Frames.Accepted("accepted", a, b, a, 7, b)));
                 assertThat(Frames.message(Long.MAX_VALUE, b, a, a, 1, b, a, b, "text", null)).as(a)
                         .isEqualTo(mapper.writeValueAsString(new Frames.Message("message", Long.MAX_VALUE, b, a, a, 1, b, a, b, "text", null)));
-                assertThat(Frames.message(0, b, a, b, 9, a, a, b, "stream", b)).as(a)
+                assertThat(Frames.message(0, b, a, b, 9, a, a, b, "stream", dev.waterline.commit.EntryFields.stream(b))).as(a)
                         .isEqualTo(mapper.writeValueAsString(new Frames.Message("message", 0, b, a, b, 9, a, a, b, "stream", b)));
             }
         }

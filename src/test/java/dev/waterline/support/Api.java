@@ -98,6 +98,21 @@ public final class Api {
                 .POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
+    /**
+     * Any call: {@code method} with a JSON {@code body} (or none when null) and extra headers given as
+     * name, value pairs.
+     */
+    public Response call(String method, String path, String token, String body, String... headers) {
+        HttpRequest.Builder b = request(path, token);
+        for (int i = 0; i + 1 < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        if (body != null) {
+            b.header("Content-Type", "application/json");
+        }
+        return send(b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body)));
+    }
+
     private HttpRequest.Builder request(String path, String token) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(10));

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 import dev.waterline.commit.ChatMessage;
+import dev.waterline.commit.EntryFields;
 import dev.waterline.commit.Transaction;
 import dev.waterline.outbox.OutboxRow;
 import dev.waterline.outbox.OutboxStore;
@@ -34,16 +35,26 @@ class PostgresOutboxStore implements OutboxStore {
      * transaction's start), since the reclaim grace covers a row's way from commit to first pin.
      * 1: sent_at, 2: first due time in ms from now (the fast path's window: one lease),
      * 3..11: pairwise arrays of recipient, chat id, seq, message id, sender, correlation id, body,
-     * kind, stream id.
+     * kind, the entry's frame fields (EntryFields; null for a plain text message).
      */
     private static final String APPEND = """
             INSERT INTO outbox (recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, sent_at,
-                                created_at, due_at, kind, stream_id)
+                                created_at, due_at, kind, extra)
             SELECT recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, ?,
-                   clock_timestamp(), clock_timestamp() + (? * interval '1 millisecond'), kind, stream_id
+                   clock_timestamp(), clock_timestamp() + (? * interval '1 millisecond'), kind, extra
             FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-                 AS o(recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, kind, stream_id)
+                 AS o(recipient_id, chat_id, seq, message_id, sender_id, correlation_id, body, kind, extra)
             RETURNING id, recipient_id, message_id
+            """;
+
+    /**
+     * 1: text[] message ids. A scan of the outbox (it has no index but its id, on purpose: every
+     * message pays for an index, and a delete is rare); the table holds only what is in delivery or
+     * waiting for reclaim.
+     */
+    private static final String ERASE = """
+            UPDATE outbox SET body = '', extra = CASE WHEN kind = 'text' THEN NULL ELSE extra END
+            WHERE message_id = ANY (?::text[]) AND (body <> '' OR (kind = 'text' AND extra IS NOT NULL))
             """;
 
     /**
@@ -63,7 +74,7 @@ class PostgresOutboxStore implements OutboxStore {
                   FOR UPDATE SKIP LOCKED) due
             WHERE o.id = due.id
             RETURNING o.id, o.recipient_id, o.chat_id, o.seq, o.message_id, o.sender_id, o.correlation_id,
-                      o.body, o.sent_at, o.created_at, o.attempts, o.kind, o.stream_id
+                      o.body, o.sent_at, o.created_at, o.attempts, o.kind, o.stream_id, o.extra
             """;
 
     /** Rows whose delivery work is over (acked, or recipient offline) are never claimed again; GC reclaims them. 1: bigint[] ids. */
@@ -137,10 +148,20 @@ class PostgresOutboxStore implements OutboxStore {
         Instant sentAt = rs.getTimestamp("sent_at").toInstant();
         ChatMessage message = new ChatMessage(rs.getString("chat_id"), rs.getLong("seq"), rs.getString("message_id"),
                 rs.getString("sender_id"), rs.getString("correlation_id"), rs.getString("body"), rs.getString("kind"),
-                rs.getString("stream_id"));
+                fields(rs.getString("extra"), rs.getString("stream_id")));
         return new OutboxRow(rs.getLong("id"), rs.getString("recipient_id"), message, sentAt.toString(),
                 rs.getTimestamp("created_at").getTime(), rs.getInt("attempts"));
     };
+
+    @Override
+    public void erase(List<String> messageIds, Transaction tx) {
+        tx.unwrap(SqlTransaction.class).add(Statement.of(ERASE, null, (Object) messageIds.toArray(String[]::new)));
+    }
+
+    /** A row's frame fields; a row written before the chat log's entries (V13) names only its stream. */
+    private static String fields(String extra, String streamId) {
+        return extra != null || streamId == null ? extra : EntryFields.stream(streamId);
+    }
 
     private final JdbcTemplate jdbc;
     /** No row lies below this id: where claims start. */
@@ -168,7 +189,7 @@ class PostgresOutboxStore implements OutboxStore {
             correlation[i] = m.correlationId();
             body[i] = m.body();
             kind[i] = m.kind();
-            stream[i] = m.streamId();
+            stream[i] = m.fields();
             index.put(key(m.messageId(), d.recipientId()), i);
         }
         long[] ids = new long[n];

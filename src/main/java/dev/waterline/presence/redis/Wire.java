@@ -28,7 +28,7 @@ final class Wire {
         for (OutboxRow r : rows) {
             list.addArray().add(r.id()).add(r.recipientId()).add(r.chatId()).add(r.seq()).add(r.messageId())
                     .add(r.senderId()).add(r.correlationId()).add(r.body()).add(r.sentAt()).add(r.committedAtMillis())
-                    .add(r.attempts()).add(r.kind()).add(r.streamId());
+                    .add(r.attempts()).add(r.kind()).addNull().add(r.fields());
         }
         return JSON.writeValueAsString(m);
     }
@@ -39,11 +39,23 @@ final class Wire {
             ChatMessage message = new ChatMessage(r.get(2).asString(), r.get(3).asLong(), r.get(4).asString(),
                     r.get(5).asString(), r.get(6).asString(), r.get(7).asString(),
                     // a node of the build before streams sends eleven fields: a text message
-                    r.has(11) ? r.get(11).asString() : "text", r.has(12) && !r.get(12).isNull() ? r.get(12).asString() : null);
+                    r.has(11) ? r.get(11).asString() : "text", fields(r));
             out.add(new OutboxRow(r.get(0).asLong(), r.get(1).asString(), message, r.get(8).asString(), r.get(9).asLong(),
                     r.get(10).asInt()));
         }
         return out;
+    }
+
+    /**
+     * An entry's frame fields: the fourteenth element; a node of the build before the chat log's
+     * entries sends a stream's id alone as the thirteenth (and a rolling upgrade's new node sends
+     * null there, so an old node shows a stream's opening without its streamId until it is upgraded).
+     */
+    private static String fields(JsonNode r) {
+        if (r.has(13) && !r.get(13).isNull()) {
+            return r.get(13).asString();
+        }
+        return r.has(12) && !r.get(12).isNull() ? dev.waterline.commit.EntryFields.stream(r.get(12).asString()) : null;
     }
 
     static String close(String user, String session, int code, String reason, String replyTo, String id) {

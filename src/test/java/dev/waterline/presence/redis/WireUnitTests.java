@@ -3,6 +3,7 @@ package dev.waterline.presence.redis;
 import java.util.List;
 
 import dev.waterline.commit.ChatMessage;
+import dev.waterline.commit.EntryFields;
 import dev.waterline.outbox.OutboxRow;
 import org.junit.jupiter.api.Test;
 
@@ -17,16 +18,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WireUnitTests {
 
     static final OutboxRow OPENING = new OutboxRow(7, "bob",
-            new ChatMessage("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", "s-1"), "2026-12-04T00:00:00Z",
+            new ChatMessage("chat-1", 42, "m-7", "alice", "c-1", "hi", "stream", EntryFields.stream("s-1")), "2026-12-04T00:00:00Z",
             1764806400000L, 2);
     static final OutboxRow PLAIN = new OutboxRow(8, "carol",
             new ChatMessage("chat-1", 43, "m-8", "alice", null, "yo", "text", null), "2026-12-04T00:00:01Z",
             1764806401000L, 0);
 
-    /** The text the build before the row's message was a record of its own wrote for the two rows above. */
+    /** The text for the two rows above: the thirteenth field (a stream's id, before entries had fields) null, the fields fourteenth. */
     static final String TEXT = "{\"t\":\"rows\",\"poller\":true,\"rows\":["
-            + "[7,\"bob\",\"chat-1\",42,\"m-7\",\"alice\",\"c-1\",\"hi\",\"2026-12-04T00:00:00Z\",1764806400000,2,\"stream\",\"s-1\"],"
-            + "[8,\"carol\",\"chat-1\",43,\"m-8\",\"alice\",null,\"yo\",\"2026-12-04T00:00:01Z\",1764806401000,0,\"text\",null]]}";
+            + "[7,\"bob\",\"chat-1\",42,\"m-7\",\"alice\",\"c-1\",\"hi\",\"2026-12-04T00:00:00Z\",1764806400000,2,\"stream\",null,"
+            + "\"\\\"streamId\\\":\\\"s-1\\\"\"],"
+            + "[8,\"carol\",\"chat-1\",43,\"m-8\",\"alice\",null,\"yo\",\"2026-12-04T00:00:01Z\",1764806401000,0,\"text\",null,null]]}";
 
     @Test
     void rowsAreWrittenFieldByFieldInTheirOrderOnTheChannel() {
@@ -39,7 +41,15 @@ class WireUnitTests {
 
         assertThat(read).containsExactly(OPENING);
         assertThat(read.getFirst().messageId()).isEqualTo("m-7");
-        assertThat(read.getFirst().streamId()).isEqualTo("s-1");
+        assertThat(read.getFirst().fields()).isEqualTo("\"streamId\":\"s-1\"");
+    }
+
+    @Test
+    void aRowOfABuildBeforeEntriesNamesItsStreamAsTheFields() {
+        String thirteen = "{\"t\":\"rows\",\"poller\":false,\"rows\":["
+                + "[7,\"bob\",\"chat-1\",42,\"m-7\",\"alice\",\"c-1\",\"hi\",\"2026-12-04T00:00:00Z\",1764806400000,2,\"stream\",\"s-1\"]]}";
+
+        assertThat(Wire.rows(Wire.JSON.readTree(thirteen))).containsExactly(OPENING);
     }
 
     @Test
