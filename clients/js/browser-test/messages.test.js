@@ -80,6 +80,17 @@ describe('the demo page: edit, delete, reply, react, attach', { skip: requireBro
     return [one, two];
   }
 
+  /** A member added to the open chat (titled title) by page, who then signs in and opens it: all they see comes from history. */
+  async function later(page, who, title) {
+    await page.getByText('Add a member').click();
+    await page.getByLabel("Member's name").fill(name(who));
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByTestId('chat-members').filter({ hasText: name(who) }).waitFor();
+    const person = await pages.person(name(who));
+    await openChat(person.page, title);
+    return person;
+  }
+
   const byId = (page, messageId) => page.locator(`[data-testid="message"][data-message-id="${messageId}"]`);
   const reaction = (bubble, emoji) => bubble.locator(`[data-testid="reaction"][data-emoji="${emoji}"]`);
 
@@ -143,12 +154,7 @@ describe('the demo page: edit, delete, reply, react, attach', { skip: requireBro
     await connection(bob.page, 'open');
     await byId(bob.page, id).getByTestId('edited').waitFor();
     assert.equal(await byId(bob.page, id).getByTestId('message-body').textContent(), 'hello bob, see you at 6');
-    await alice.page.getByText('Add a member').click();
-    await alice.page.getByLabel("Member's name").fill(name('ed-carol'));
-    await alice.page.getByRole('button', { name: 'Add', exact: true }).click();
-    await alice.page.getByTestId('chat-members').filter({ hasText: name('ed-carol') }).waitFor();
-    const carol = await pages.person(name('ed-carol'));
-    await openChat(carol.page, 'edits');
+    const carol = await later(alice.page, 'ed-carol', 'edits');
     await byId(carol.page, id).getByTestId('edited').waitFor();
     assert.equal(await byId(carol.page, id).getByTestId('message-body').textContent(), 'hello bob, see you at 6');
     for (const [who, page] of [['alice', alice.page], ['bob', bob.page], ['carol', carol.page]]) {
@@ -265,12 +271,7 @@ describe('the demo page: edit, delete, reply, react, attach', { skip: requireBro
     await hana.page.reload();
     await connection(hana.page, 'open');
     await reactionsAre(byId(hana.page, id), { '❤️': [1, true], '😂': [1, false], '🎉': [1, true] }, 'hana after a reload');
-    await hana.page.getByText('Add a member').click();
-    await hana.page.getByLabel("Member's name").fill(name('rx-jo'));
-    await hana.page.getByRole('button', { name: 'Add', exact: true }).click();
-    await hana.page.getByTestId('chat-members').filter({ hasText: name('rx-jo') }).waitFor();
-    const jo = await pages.person(name('rx-jo'));
-    await openChat(jo.page, 'reactions');
+    const jo = await later(hana.page, 'rx-jo', 'reactions');
     await reactionsAre(byId(jo.page, id), { '❤️': [1, false], '😂': [1, false], '🎉': [1, false] }, 'jo, from history');
     // the reactions are no messages of their own
     assert.deepEqual((await logOf(jo.page)).map((m) => m.body), ['party on friday']);
