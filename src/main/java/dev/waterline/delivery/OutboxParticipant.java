@@ -54,7 +54,7 @@ class OutboxParticipant implements CommitParticipant {
                 if (append != null) {
                     append.joinCommit(tx);
                 }
-                // a delete erases the copies of the text it erased (I13)
+                // a delete erases the copies of the text it erased (M1)
                 if (!batch.erased().isEmpty()) {
                     outbox.erase(batch.erased(), tx);
                 }

@@ -75,7 +75,7 @@ class HookCommitRepository {
      * {@code message} hooks of {@code distinctChats}; {@code inserted} is told each new delivery's id.
      */
     /**
-     * 1: text[] message ids. A delete erased these entries' text (PROTOCOL.md §9, I13): their
+     * 1: text[] message ids. A delete erased these entries' text (PROTOCOL.md §9, M1): their
      * deliveries' payloads, pending or dead, lose it too (the body, and a text entry's reply and
      * files); by hook_deliveries_by_message.
      */

@@ -27,7 +27,7 @@ public interface CommitParticipant {
      * The new entries of one group commit (replays of an earlier send are not among them), and the
      * ids of the entries whose text a delete of this commit erased ({@code erased}: the deleted
      * messages and their edits, PROTOCOL.md §9): a participant that keeps a copy of an entry's text
-     * erases its copies of these in the same transaction (I13).
+     * erases its copies of these in the same transaction (M1).
      */
     record Batch(List<NewMessage> messages, Instant sentAt, List<String> erased) {
 

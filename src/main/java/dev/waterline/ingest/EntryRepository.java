@@ -104,7 +104,7 @@ class EntryRepository {
             """;
 
     /*
-     * A delete erases (I13). The target keeps only that it was there (its row, with deleted_seq);
+     * A delete erases (M1). The target keeps only that it was there (its row, with deleted_seq);
      * the text of its edits, its reactions and its files go (the files' triggers erase their parts
      * and queue their removal from the store, V13). The copies in the outbox and hook deliveries are
      * erased by those participants (CommitParticipant.Batch.erased).

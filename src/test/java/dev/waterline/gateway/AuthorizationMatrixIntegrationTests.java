@@ -39,7 +39,7 @@ class AuthorizationMatrixIntegrationTests {
         /** About one chat, stream or blob (in its path, or a chat named in its body): a non-member gets 404. */
         boolean aboutAnId() {
             return pattern.contains("{chatId}") || pattern.contains("{streamId}") || pattern.contains("{blobId}")
-                    || pattern.contains("{hookId}") || (body != null && body.contains("%2$s"));
+                    || pattern.contains("{hookId}") || pattern.contains("{messageId}") || (body != null && body.contains("%2$s"));
         }
     }
 
@@ -47,6 +47,7 @@ class AuthorizationMatrixIntegrationTests {
     static final String UNKNOWN_STREAM = "01NOSUCHSTREAM00000000000";
     static final String UNKNOWN_BLOB = "01NOSUCHBLOB0000000000000";
     static final String UNKNOWN_HOOK = "01NOSUCHHOOK0000000000000";
+    static final String UNKNOWN_MESSAGE = "01NOSUCHMESSAGE0000000000";
 
     static final List<Endpoint> REST = List.of(
             new Endpoint("GET", "/", true, 200, null),
@@ -63,6 +64,12 @@ class AuthorizationMatrixIntegrationTests {
             new Endpoint("GET", "/api/chats/{chatId}", false, 200, null),
             new Endpoint("POST", "/api/chats/{chatId}/members", false, 200, "{\"userId\":\"matrix-newbie-%d\"}"),
             new Endpoint("GET", "/api/chats/{chatId}/messages", false, 200, null),
+            new Endpoint("GET", "/api/chats/{chatId}/messages/{messageId}", false, 200, null),
+            new Endpoint("PATCH", "/api/chats/{chatId}/messages/{messageId}", false, 200, "{\"body\":\"edited %d\"}"),
+            new Endpoint("PUT", "/api/chats/{chatId}/messages/{messageId}/reactions/{emoji}", false, 200, null),
+            new Endpoint("DELETE", "/api/chats/{chatId}/messages/{messageId}/reactions/{emoji}", false, 200, null),
+            // last of the message's: it is then deleted
+            new Endpoint("DELETE", "/api/chats/{chatId}/messages/{messageId}", false, 200, null),
             new Endpoint("POST", "/api/chats/{chatId}/streams", false, 201, "{\"title\":\"matrix\"}"),
             new Endpoint("POST", "/api/dev/bots/echo", false, 201, "{\"chatId\":\"%2$s\"}"),
             new Endpoint("GET", "/api/streams/{streamId}", false, 200, null),
@@ -93,6 +100,10 @@ class AuthorizationMatrixIntegrationTests {
         FRAMES.put("subscribe", new String[] {"stream", "not_found", "not_found"});
         FRAMES.put("append", new String[] {"appended", "not_found", "not_found"});
         FRAMES.put("unsubscribe", new String[] {null, null, null});
+        FRAMES.put("edit", new String[] {"accepted", "not_found", "not_found"});
+        FRAMES.put("react", new String[] {"accepted", "not_found", "not_found"});
+        // last of the message's: it is then deleted
+        FRAMES.put("delete", new String[] {"accepted", "not_found", "not_found"});
     }
 
     @LocalServerPort
@@ -135,6 +146,11 @@ class AuthorizationMatrixIntegrationTests {
         String blob = api.postRaw("/api/streams/" + stream + "/blobs", alice, "\"blob\"").body().get("blobId").asString();
         String hook = api.post("/api/chats/" + chat + "/hooks", alice, Map.of("kind", "http", "url", "http://localhost:" + port + "/matrix-hook",
                 "events", List.of("offline"))).body().get("hookId").asString();
+        String message;
+        try (WsClient a = WsClient.connectWelcomed(port, alice)) {
+            a.sendMessage("matrix-m", chat, "for the matrix");
+            message = a.answer("matrix-m").get("messageId").asString();
+        }
         SoftAssertions softly = new SoftAssertions();
         for (Endpoint e : REST) {
             Map<Caller, Api.Response> answers = new LinkedHashMap<>();
@@ -151,11 +167,13 @@ class AuthorizationMatrixIntegrationTests {
                 boolean unknown = caller == Caller.UNKNOWN_ID;
                 String path = e.pattern().replace("{chatId}", unknown ? UNKNOWN_CHAT : chat)
                         .replace("{streamId}", unknown ? UNKNOWN_STREAM : stream).replace("{blobId}", unknown ? UNKNOWN_BLOB : blob)
-                        .replace("{hookId}", unknown ? UNKNOWN_HOOK : hook);
+                        .replace("{hookId}", unknown ? UNKNOWN_HOOK : hook).replace("{messageId}", unknown ? UNKNOWN_MESSAGE : message)
+                        .replace("{emoji}", "%F0%9F%91%8D");
                 String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet(), unknown ? UNKNOWN_CHAT : chat, port);
                 Api.Response r = switch (e.method()) {
                     case "GET" -> api.get(path, token);
                     case "DELETE" -> api.delete(path, token);
+                    case "PATCH", "PUT" -> api.call(e.method(), path, token, body);
                     default -> api.postRaw(path, token, body);
                 };
                 answers.put(caller, r);
@@ -200,7 +218,9 @@ class AuthorizationMatrixIntegrationTests {
              WsClient m = WsClient.connectWelcomed(port, mallory)) {
             a.sendMessage("fm-0", chat, "for bob");
             assertThat(a.answer("fm-0").get("type").asString()).isEqualTo("accepted");
-            long bobsDelivery = b.next("message").get("deliveryId").asLong();
+            JsonNode forBob = b.next("message");
+            long bobsDelivery = forBob.get("deliveryId").asLong();
+            String message = forBob.get("messageId").asString();
 
             String stream = api.post("/api/chats/" + chat + "/streams", alice, Map.of()).body().get("streamId").asString();
             SoftAssertions softly = new SoftAssertions();
@@ -239,6 +259,20 @@ class AuthorizationMatrixIntegrationTests {
                                     "chunks", List.of(Map.of("seq", 1, "data", "m"))));
                             JsonNode answer = c.next(f -> corr.equals(f.path("correlationId").asString()), java.time.Duration.ofSeconds(10));
                             yield answer.path("type").asString().equals("error") ? answer.get("code").asString() : answer.path("type").asString();
+                        }
+                        case "edit", "delete", "react" -> {
+                            Map<String, Object> frame = new LinkedHashMap<>(Map.of("type", type, "correlationId", corr,
+                                    "chatId", chats[i], "messageId", message));
+                            if (type.equals("edit")) {
+                                frame.put("body", "edited");
+                            }
+                            if (type.equals("react")) {
+                                frame.put("emoji", "👍");
+                                frame.put("on", true);
+                            }
+                            c.send(frame);
+                            JsonNode answer = c.answer(corr);
+                            yield answer.path("type").asString().equals("error") ? answer.get("code").asString() : "accepted";
                         }
                         case "unsubscribe" -> {
                             c.send(Map.of("type", "unsubscribe", "streamId", streams[i]));

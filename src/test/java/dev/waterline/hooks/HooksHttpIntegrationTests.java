@@ -123,6 +123,36 @@ class HooksHttpIntegrationTests {
     }
 
     @Test
+    void editsReactionsAndDeletesArePostedLikeMessagesAndADeleteErasesTheTextOfDeliveriesStillWaiting() {
+        Api.Pair p = api.pair("hk-entries");
+        // the target refuses for now (500): the message's delivery stays pending, its text in the payload
+        java.util.concurrent.atomic.AtomicBoolean accept = new java.util.concurrent.atomic.AtomicBoolean(false);
+        receiver.respond((r, before) -> HookReceiver.Answer.status(accept.get() || !r.body().contains("a secret plan") ? 200 : 500));
+        String hookId = httpHook(p, null);
+        try (WsClient alice = WsClient.connectWelcomed(port, p.alice())) {
+            String id = send(alice, p.chat(), "a secret plan", 1).getFirst().get("messageId").asString();
+            alice.send(Map.of("type", "react", "correlationId", "hk-r", "chatId", p.chat(), "messageId", id, "emoji", "👀"));
+            String reaction = alice.answer("hk-r").get("messageId").asString();
+            await().atMost(WAIT).until(() -> !receiver.requestsFor(hookId + ":" + reaction).isEmpty());
+            JsonNode r = receiver.requestsFor(hookId + ":" + reaction).getFirst().json();
+            assertThat(r.get("kind").asString()).isEqualTo("reaction");
+            assertThat(r.get("targetId").asString()).isEqualTo(id);
+            assertThat(r.get("emoji").asString()).isEqualTo("👀");
+            assertThat(r.get("on").asBoolean()).isTrue();
+
+            alice.send(Map.of("type", "delete", "correlationId", "hk-d", "chatId", p.chat(), "messageId", id));
+            String delete = alice.answer("hk-d").get("messageId").asString();
+            accept.set(true);
+            await().atMost(WAIT).until(() -> !receiver.requestsFor(hookId + ":" + delete).isEmpty());
+            assertThat(receiver.requestsFor(hookId + ":" + delete).getFirst().json().get("targetId").asString()).isEqualTo(id);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM hook_deliveries WHERE payload LIKE '%secret plan%'", Long.class))
+                    .isZero();
+            await().atMost(WAIT).until(() -> receiver.requestsFor(hookId + ":" + id).stream()
+                    .anyMatch(x -> x.json().get("body").asString().isEmpty()));
+        }
+    }
+
+    @Test
     void everyMessageAcceptedAfterTheHookIsCreatedIsPostedWithItsPayloadKeyAttemptAndAVerifiableSignature() throws Exception {
         Api.Pair p = api.pair("hk-payload");
         try (WsClient alice = WsClient.connectWelcomed(port, p.alice())) {

@@ -62,6 +62,26 @@ class LoadGeneratorSmokeIntegrationTests {
     }
 
     @Test
+    void editsDeletesAndReactionsInTheLoadAreReconciledAsMessagesAndTheirEffectsHold(@TempDir Path out) throws Exception {
+        LoadCli cli = new LoadCli();
+        new CommandLine(cli).parseArgs(
+                "--url", "http://127.0.0.1:" + port,
+                "--clients", "20", "--rate", "150", "--duration", "PT6S", "--ramp-up", "PT1S", "--drain", "PT30S",
+                "--pattern", "mixed", "--group-size", "5", "--payload", "40", "--reconnecting", "0.2", "--reconnect-every", "PT2S",
+                "--entry-mix", "0.3", "--delete-mix", "0.05", "--outbox-drain", "PT2S", "--out", out.toString(), "--label", "entries", "--quiet");
+
+        LoadRun run = new LoadRun(cli.config(), System.err);
+        Report report = run.execute();
+
+        assertThat(report.lost()).as(report.markdown()).isZero();
+        assertThat(report.entryMismatches()).as(report.markdown()).isZero();
+        assertThat(report.entriesAccepted()).as("every kind made and accepted").containsKeys("text", "edit", "delete", "reaction");
+        assertThat(report.entriesAccepted().values()).allSatisfy(n -> assertThat(n).isPositive());
+        assertThat(report.acceptLatencyMs().get("count")).as("entries timed as messages").isEqualTo((double) report.accepted());
+        assertThat(Files.readString(out.resolve("report.md"))).contains("accepted by kind");
+    }
+
+    @Test
     void theCommandLineDefaultsAreThePapersCampaign() {
         LoadCli cli = new LoadCli();
         new CommandLine(cli).parseArgs();

@@ -13,12 +13,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.stream.Stream;
 
+import dev.waterline.load.bench.TransferBench;
 import dev.waterline.load.deployment.ServerProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,32 +46,6 @@ class SmallHeapTransfersIntegrationTests {
             return files.filter(f -> f.getFileName().toString().matches("waterline-.*\\.jar")).findFirst()
                     .orElseThrow(() -> new IllegalStateException("no server jar in target/: the package phase makes it"));
         }
-    }
-
-    /** {@code size} bytes from a seeded generator, made as they are read: nothing of the file is held. */
-    static InputStream generated(long seed, long size) {
-        SplittableRandom random = new SplittableRandom(seed);
-        return new InputStream() {
-            long left = size;
-
-            @Override
-            public int read() {
-                return left-- > 0 ? random.nextInt(256) : -1;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) {
-                if (left <= 0) {
-                    return -1;
-                }
-                int n = (int) Math.min(len, left);
-                for (int i = 0; i < n; i++) {
-                    b[off + i] = (byte) random.nextInt(256);
-                }
-                left -= n;
-                return n;
-            }
-        };
     }
 
     @Test
@@ -105,7 +79,7 @@ class SmallHeapTransfersIntegrationTests {
                                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/octet-stream")
                                 .timeout(Duration.ofMinutes(3))
                                 .POST(HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(
-                                        () -> new DigestInputStream(generated(seed, SIZE), digest)), SIZE)).build(),
+                                        () -> new DigestInputStream(TransferBench.generated(seed, SIZE), digest)), SIZE)).build(),
                                 HttpResponse.BodyHandlers.ofString());
                         assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
                         JsonNode blob = JSON.readTree(r.body());

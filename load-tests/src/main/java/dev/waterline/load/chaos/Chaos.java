@@ -36,9 +36,10 @@ import picocli.CommandLine;
 /**
  * {@code waterline-load chaos}: one fault per scenario, injected into a deployment the run starts
  * and owns ({@link Deployment}: private PostgreSQL and Redis, one or three nodes, fault proxies
- * where the scenario needs them) while the chat load is offered; then the load's own
- * reconciliation (G1 history and G3 every recipient after a final resync, and every hook
- * delivery where the scenario has hooks) and one row per run: fault, accepted, lost, duplicates,
+ * where the scenario needs them) while the chat load is offered (a tenth of its sends edits and
+ * reactions, a fiftieth deletes: {@code --entry-mix}, {@code --delete-mix}); then the load's own
+ * reconciliation (G1 history and G3 every recipient after a final resync, each entry's effect,
+ * and every hook delivery where the scenario has hooks) and one row per run: fault, accepted, lost, duplicates,
  * ratio, time to recover, and what the server answered meanwhile. Exit code 0 only when every
  * run lost nothing and passed its scenario's checks.
  * <p>
@@ -88,6 +89,14 @@ public final class Chaos implements Callable<Integer> {
 
     @Option(names = "--load-arg", description = "An extra argument for every run's load generator, e.g. --load-arg=--server-jvm-opts=-Xmx1g (repeatable).")
     List<String> loadArgs = new ArrayList<>();
+
+    @Option(names = "--entry-mix", defaultValue = "0.10", description = "The fraction of the chat load's sends that are edits"
+            + " and reactions, half each (the generator's --entry-mix); their effects are reconciled too. Default: ${DEFAULT-VALUE}")
+    double entryMix;
+
+    @Option(names = "--delete-mix", defaultValue = "0.02", description = "The fraction that are deletes, each reconciled as gone"
+            + " everywhere (history, the message's GET, its edits' text). Default: ${DEFAULT-VALUE}")
+    double deleteMix;
 
     @Option(names = "--rejudge", description = "Run nothing: judge the recovery of the runs under this folder again from their"
             + " samples.csv, steps.csv and report.json (runs of an earlier rule), and write rejudged.md there.")
@@ -295,7 +304,8 @@ public final class Chaos implements Callable<Integer> {
         }
         List<String> args = new ArrayList<>(List.of("--clients", Integer.toString(shape.clients()), "--rate", Double.toString(shape.rate()),
                 "--duration", shape.duration().toString(), "--server-jar", serverJar.toString(), "--quiet",
-                "--drain", "PT120S", "--outbox-drain", "PT90S", "--out", dir.toString(), "--label", "chaos " + s.name() + " " + r));
+                "--drain", "PT120S", "--outbox-drain", "PT90S", "--out", dir.toString(), "--label", "chaos " + s.name() + " " + r,
+                "--entry-mix", Double.toString(entryMix), "--delete-mix", Double.toString(deleteMix)));
         args.addAll(loadArgs);
         args.addAll(s.loadArgs());
         LoadConfig cfg = LoadCli.configOf(args);
@@ -371,6 +381,9 @@ public final class Chaos implements Callable<Integer> {
             }
             if (report.lost() > 0) {
                 problems.add(report.lost() + " lost (" + report.lostSample() + ")");
+            }
+            if (report.entryMismatches() > 0) {
+                problems.add(report.entryMismatches() + " edits, deletes or reactions without their effect (" + report.entryMismatchSample() + ")");
             }
             if (run.hookLost > 0) {
                 problems.add(run.hookLost + " hook deliveries lost");

@@ -68,6 +68,10 @@ public final class LoadRun {
     public final WsLink.Connector connector;
     public final Map<String, Long> sentAt = new ConcurrentHashMap<>();
     public final ConcurrentLinkedQueue<Reconciler.Accepted> accepted = new ConcurrentLinkedQueue<>();
+    /** The accepted edits, deletes and reactions (each in {@link #accepted} too, as any entry), for their effects' check. */
+    public final ConcurrentLinkedQueue<EntryReconciler.Entry> entries = new ConcurrentLinkedQueue<>();
+    /** What the check of the entries' effects found (empty when the run made none). */
+    public volatile List<EntryReconciler.Mismatch> entryMismatches = List.of();
     final Map<String, List<String>> members = new ConcurrentHashMap<>();
     public String baseUrl;
     /** The nodes clients connect to (one unless --urls or --nodes): http base URLs and their /ws. */
@@ -170,6 +174,34 @@ public final class LoadRun {
         accepted.add(new Reconciler.Accepted(messageId, chatId, sender, recipients));
     }
 
+    /** An accepted edit, delete or reaction: an entry as any message ({@link #accepted}), and its effect to check. */
+    public void acceptedEntry(SimClient.EntrySpec spec, String messageId, String chatId, String sender, long seq) {
+        accepted(messageId, chatId, sender);
+        entries.add(switch (spec.kind()) {
+            case EDIT -> EntryReconciler.Entry.edit(messageId, chatId, sender, seq, spec.targetId(), spec.body());
+            case DELETE -> EntryReconciler.Entry.delete(messageId, chatId, sender, seq, spec.targetId());
+            case REACT -> EntryReconciler.Entry.reaction(messageId, chatId, sender, seq, spec.targetId(), spec.emoji(), spec.on());
+        });
+    }
+
+    /**
+     * What the send due now is, from a uniform draw {@code u} in [0, 1): a delete with
+     * probability {@code deleteMix}, an edit or a reaction each with half of {@code entryMix},
+     * otherwise (null) a message.
+     */
+    public static SimClient.EntryKind entryKindOf(double u, double entryMix, double deleteMix) {
+        if (u < deleteMix) {
+            return SimClient.EntryKind.DELETE;
+        }
+        if (u < deleteMix + entryMix / 2) {
+            return SimClient.EntryKind.EDIT;
+        }
+        if (u < deleteMix + entryMix) {
+            return SimClient.EntryKind.REACT;
+        }
+        return null;
+    }
+
     /** Runs everything; returns the process exit code. */
     public Report execute() throws Exception {
         Instant started = Instant.now();
@@ -231,7 +263,12 @@ public final class LoadRun {
             }
             info("final resync of every client");
             finalResync();
-            Map<String, Set<String>> history = readAllHistory();
+            Map<String, List<EntryReconciler.Shown>> shown = new ConcurrentHashMap<>();
+            Map<String, Set<String>> history = readAllHistory(shown);
+            if (!entries.isEmpty()) {
+                info("checking the effects of " + entries.size() + " accepted edits, deletes and reactions");
+                entryMismatches = EntryReconciler.reconcile(new ArrayList<>(entries), shown, readerOfChat(), fetchDeleted());
+            }
             ServerMetrics.Sample end = serverMetrics.sample();
             noteServerSample(end);
             List<Reconciler.Accepted> all = new ArrayList<>(accepted);
@@ -433,6 +470,7 @@ public final class LoadRun {
         long killAt = cfg.killNodeAt() == null ? Long.MAX_VALUE : start + cfg.killNodeAt().toNanos();
         Random random = new Random(7);
         String body = "x".repeat(Math.max(1, cfg.payloadBytes()));
+        boolean withEntries = cfg.entryMix() > 0 || cfg.deleteMix() > 0;
         long issued = 0;
         int next = 0;
         while (true) {
@@ -459,7 +497,8 @@ public final class LoadRun {
                 issued++;
                 stats.offered.increment();
                 String chat = chooseChat(c, random);
-                if (chat == null || !c.offerSend(chat, body)) {
+                SimClient.EntryKind kind = withEntries ? entryKindOf(random.nextDouble(), cfg.entryMix(), cfg.deleteMix()) : null;
+                if (chat == null || !(kind == null ? c.offerSend(chat, body) : c.offerEntry(chat, kind, body, random))) {
                     stats.skippedOffline.increment();
                 }
             }
@@ -639,8 +678,44 @@ public final class LoadRun {
         }
     }
 
-    private Map<String, Set<String>> readAllHistory() throws Exception {
+    /** The member whose token reads each chat's history: its first. */
+    private Map<String, String> readerOfChat() {
+        Map<String, String> out = new HashMap<>();
+        members.forEach((chat, m) -> out.put(chat, m.getFirst()));
+        return out;
+    }
+
+    /** The single entry's answer ({@code GET …/messages/{id}}) for the target of every accepted delete, read as its chat's reader. */
+    private Map<String, EntryReconciler.Shown> fetchDeleted() throws Exception {
+        Map<String, EntryReconciler.Shown> out = new ConcurrentHashMap<>();
+        Map<String, String> tokenOfMember = new ConcurrentHashMap<>();
+        try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+            List<Future<?>> fs = new ArrayList<>();
+            for (EntryReconciler.Entry e : entries) {
+                if (!e.kind().equals("delete")) {
+                    continue;
+                }
+                String token = tokenOfMember.computeIfAbsent(members.get(e.chatId()).getFirst(), this::tokenQuietly);
+                fs.add(pool.submit(() -> {
+                    try {
+                        out.put(e.targetId(), EntryReconciler.Shown.of(get("/api/chats/" + e.chatId() + "/messages/" + e.targetId(), token)));
+                    }
+                    catch (RuntimeException ex) {
+                        info("GET of deleted " + e.targetId() + " failed: " + ex.getMessage());
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        }
+        return out;
+    }
+
+    private Map<String, Set<String>> readAllHistory(Map<String, List<EntryReconciler.Shown>> shown) throws Exception {
         Map<String, Set<String>> out = new ConcurrentHashMap<>();
+        boolean withEntries = cfg.entryMix() > 0 || cfg.deleteMix() > 0;
         Map<String, String> tokenOfMember = new HashMap<>();
         try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
             List<Future<?>> fs = new ArrayList<>();
@@ -650,10 +725,15 @@ public final class LoadRun {
                 String token = tokenOfMember.computeIfAbsent(member, this::tokenQuietly);
                 fs.add(pool.submit(() -> {
                     Set<String> ids = new HashSet<>();
+                    List<EntryReconciler.Shown> entriesShown = new ArrayList<>();
                     for (JsonNode m : history(token, chat, null)) {
                         ids.add(m.get("messageId").asString());
+                        if (withEntries) {
+                            entriesShown.add(EntryReconciler.Shown.of(m));
+                        }
                     }
                     out.put(chat, ids);
+                    shown.put(chat, entriesShown);
                     return null;
                 }));
             }

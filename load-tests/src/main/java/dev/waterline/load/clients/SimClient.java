@@ -57,7 +57,47 @@ public final class SimClient {
         }
     }
 
-    record Pending(String chatId, String frame, long firstSentNanos) {
+    record Pending(String chatId, String frame, long firstSentNanos, EntrySpec entry) {
+    }
+
+    /** Which kind of entry the run asks a client for (PROTOCOL.md §9). */
+    public enum EntryKind { EDIT, DELETE, REACT }
+
+    /** An edit, delete or react this client made: what reconciliation needs of it once it is accepted. */
+    public record EntrySpec(EntryKind kind, String targetId, String body, String emoji, boolean on) {
+    }
+
+    /** The emoji the simulated clients react with. */
+    static final List<String> EMOJI = List.of("\uD83D\uDC4D", "\uD83C\uDF89", "\u2764\uFE0F", "\uD83D\uDE02");
+
+    /**
+     * The last {@value #CAP} text messages of one chat a client may edit, delete or react to,
+     * written by the transport's threads and read by the offering thread.
+     */
+    static final class Targets {
+        static final int CAP = 64;
+        private final ArrayList<String> ids = new ArrayList<>(CAP);
+
+        synchronized void add(String messageId) {
+            if (ids.size() == CAP) {
+                ids.removeFirst();
+            }
+            ids.add(messageId);
+        }
+
+        /** One of them at random, or null when there is none. */
+        synchronized String pick(java.util.Random random) {
+            return ids.isEmpty() ? null : ids.get(random.nextInt(ids.size()));
+        }
+
+        /** Takes one out (a message being deleted). */
+        synchronized void remove(String messageId) {
+            ids.remove(messageId);
+        }
+
+        synchronized int size() {
+            return ids.size();
+        }
     }
 
     public final String userId;
@@ -68,6 +108,11 @@ public final class SimClient {
     public final Map<String, Integer> receivedCounts = new ConcurrentHashMap<>();
     /** {@code message} frames this client received live, by messageId. */
     public final Map<String, Integer> liveCounts = new ConcurrentHashMap<>();
+    /** By chat: this client's own accepted text messages (what it may edit or delete) and others' it received (what it reacts to). */
+    private final Map<String, Targets> ownTexts = new ConcurrentHashMap<>();
+    private final Map<String, Targets> othersTexts = new ConcurrentHashMap<>();
+    /** Whether this client's last react of each (message, emoji) put it on, as it asked: the next one asks the opposite. */
+    private final Map<String, Boolean> reactionOn = new ConcurrentHashMap<>();
 
     private final LoadRun run;
     private final String token;
@@ -139,15 +184,93 @@ public final class SimClient {
         if (!connected) {
             return false;
         }
+        if (heldBack()) {
+            return true;
+        }
+        String corr = userId + "-" + sequence.incrementAndGet();
+        offer(chatId, corr, sendFrame(corr, chatId, body), null);
+        return true;
+    }
+
+    /**
+     * Offers an edit or delete of one of this client's own accepted messages in the chat, or a
+     * reaction to one it received there (toggling: on if its last react of that emoji there
+     * asked off, or none did), as {@link #offerSend} offers a send. With no such message yet, it
+     * offers a send of {@code body} instead, and counts that. A message it deletes is one it
+     * neither edits nor deletes again.
+     */
+    public boolean offerEntry(String chatId, EntryKind kind, String body, java.util.Random random) {
+        if (!connected) {
+            return false;
+        }
+        if (heldBack()) {
+            return true;
+        }
+        Targets pool = (kind == EntryKind.REACT ? othersTexts : ownTexts).get(chatId);
+        String target = pool == null ? null : pool.pick(random);
+        if (target == null) {
+            run.stats.entriesWithoutTarget.increment();
+            String corr = userId + "-" + sequence.incrementAndGet();
+            offer(chatId, corr, sendFrame(corr, chatId, body), null);
+            return true;
+        }
+        String corr = userId + "-" + sequence.incrementAndGet();
+        EntrySpec spec;
+        String frame;
+        switch (kind) {
+            case EDIT -> {
+                String edited = editBody(corr, body.length());
+                spec = new EntrySpec(kind, target, edited, null, false);
+                frame = entryFrame("edit", corr, chatId, target, "\"body\":\"" + quote(edited) + "\"");
+            }
+            case DELETE -> {
+                pool.remove(target);
+                spec = new EntrySpec(kind, target, null, null, false);
+                frame = entryFrame("delete", corr, chatId, target, null);
+            }
+            default -> {
+                String emoji = EMOJI.get(random.nextInt(EMOJI.size()));
+                boolean on = !reactionOn.getOrDefault(target + "\u0000" + emoji, false);
+                reactionOn.put(target + "\u0000" + emoji, on);
+                spec = new EntrySpec(kind, target, null, emoji, on);
+                frame = entryFrame("react", corr, chatId, target, "\"emoji\":\"" + quote(emoji) + "\",\"on\":" + on);
+            }
+        }
+        offer(chatId, corr, frame, spec);
+        return true;
+    }
+
+    /** An edit's new text: unique to the edit (its correlationId), padded to the run's payload. */
+    static String editBody(String correlationId, int length) {
+        String head = "edit " + correlationId + " ";
+        return head.length() >= length ? head.strip() : head + "e".repeat(length - head.length());
+    }
+
+    /** An {@code edit}, {@code delete} or {@code react} frame; {@code extra} is the frame's further members, already JSON. */
+    static String entryFrame(String type, String correlationId, String chatId, String messageId, String extra) {
+        return "{\"type\":\"" + type + "\",\"correlationId\":\"" + quote(correlationId) + "\",\"chatId\":\"" + quote(chatId)
+                + "\",\"messageId\":\"" + quote(messageId) + "\"" + (extra == null ? "" : "," + extra) + "}";
+    }
+
+    private static String quote(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 8);
+        QUOTE.quoteAsString(s, b);
+        return b.toString();
+    }
+
+    /** True (and counted) when the run's window or an overloaded back-off holds this client's next send back. */
+    private boolean heldBack() {
         int window = run.cfg.window();
         if (window > 0 && unanswered.size() >= window || backoffUntil != 0 && System.nanoTime() - backoffUntil < 0) {
             run.stats.heldByWindow.increment();
             return true;
         }
-        String corr = userId + "-" + sequence.incrementAndGet();
+        return false;
+    }
+
+    private void offer(String chatId, String corr, String frame, EntrySpec entry) {
         long now = System.nanoTime();
-        String frame = sendFrame(corr, chatId, body);
-        unanswered.put(corr, new Pending(chatId, frame, now));
+        unanswered.put(corr, new Pending(chatId, frame, now, entry));
         run.sentAt.put(corr, now);
         // Straight to the transport when it can take the frame without waiting (netty): no
         // wake-up of this client's writer per send. Only on a connection that is welcomed and
@@ -166,11 +289,10 @@ public final class SimClient {
             }
         })) {
             lastWriteNanos = now;
-            return true;
+            return;
         }
         offeredAt.put(frame, now);
         enqueueSend(frame);
-        return true;
     }
 
     /** A {@code send} frame: the text Jackson's tree wrote for it, built without the tree (one per message). */
@@ -440,7 +562,17 @@ public final class SimClient {
     }
 
     private void received(JsonNode m) {
-        received(m.get("messageId").asString(), m.get("chatId").asString(), m.get("seq").asLong());
+        String messageId = m.get("messageId").asString(), chatId = m.get("chatId").asString();
+        JsonNode kind = m.get("kind"), sender = m.get("senderId");
+        if ((kind == null || "text".equals(kind.asString())) && sender != null && !userId.equals(sender.asString())
+                && !m.path("deleted").asBoolean(false)) {
+            reactable(chatId, messageId);
+        }
+        received(messageId, chatId, m.get("seq").asLong());
+    }
+
+    private void reactable(String chatId, String messageId) {
+        othersTexts.computeIfAbsent(chatId, k -> new Targets()).add(messageId);
     }
 
     private void received(String messageId, String chatId, long seq) {
@@ -462,9 +594,18 @@ public final class SimClient {
                 if (p != null && until != 0 && p.firstSentNanos() - until >= 0) {
                     backoffNanos = 0;   // a send made after the back-off was taken: the server has room again
                 }
-                if (p != null) {
+                if (p != null && p.entry() == null) {
                     Stats.record(run.stats.acceptLatency, p.firstSentNanos());
                     run.accepted(f.messageId(), f.chatId(), userId);
+                    ownTexts.computeIfAbsent(f.chatId(), k -> new Targets()).add(f.messageId());
+                }
+                else if (p != null && f.unchanged()) {
+                    // a react that changed nothing: accepted with its target's id and seq, no new entry
+                    run.stats.unchangedEntries.increment();
+                }
+                else if (p != null) {
+                    Stats.record(run.stats.acceptLatency, p.firstSentNanos());
+                    run.acceptedEntry(p.entry(), f.messageId(), f.chatId(), userId, f.seq());
                 }
                 // its own messages are never delivered to it: note them so the resync cursor passes them
                 cursors.get(f.chatId()).add(f.seq(), f.messageId());
@@ -472,7 +613,12 @@ public final class SimClient {
             case "error" -> {
                 String corr = f.correlationId();
                 String code = String.valueOf(f.code());
-                if (corr != null && unanswered.remove(corr) != null) {
+                Pending p = corr == null ? null : unanswered.remove(corr);
+                if (p != null) {
+                    if (p.entry() != null && p.entry().kind() == EntryKind.REACT) {
+                        // not taken: whether it is on is the server's to say; the next react of it asks on
+                        reactionOn.remove(p.entry().targetId() + "\u0000" + p.entry().emoji());
+                    }
                     run.stats.rejected(code);
                     if (code.equals("overloaded")) {
                         backOff();
@@ -490,6 +636,15 @@ public final class SimClient {
                     Long sentAt = f.correlationId() == null ? null : run.sentAt.get(f.correlationId());
                     if (sentAt != null) {
                         run.stats.delivered(sentAt, run.secondHalfFromNanos());
+                    }
+                }
+                if (f.kind() == null || f.kind().equals("text")) {
+                    reactable(f.chatId(), messageId);
+                }
+                else if (f.kind().equals("delete") && f.targetId() != null) {
+                    Targets others = othersTexts.get(f.chatId());
+                    if (others != null) {
+                        others.remove(f.targetId());   // gone: no more reactions to it
                     }
                 }
                 received(messageId, f.chatId(), f.seq());

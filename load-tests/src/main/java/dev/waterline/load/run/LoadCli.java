@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
+import dev.waterline.load.bench.HistoryBench;
+import dev.waterline.load.bench.TransferBench;
 import dev.waterline.load.chaos.Chaos;
 import dev.waterline.load.chat.LoadRun;
 import dev.waterline.load.chat.Walkthrough;
@@ -29,7 +31,8 @@ import picocli.CommandLine;
  */
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load generator with message-by-message reconciliation for Waterline.",
-        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class, Peers.class})
+        subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class, Peers.class,
+                HistoryBench.class, TransferBench.class})
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
@@ -174,6 +177,17 @@ public final class LoadCli implements Callable<Integer> {
             + " Default: ${DEFAULT-VALUE}")
     Duration metricsEvery;
 
+    @Option(names = "--entry-mix", defaultValue = "0", description = "The fraction of offered sends that are entries instead"
+            + " (PROTOCOL.md §9), half edits of one of the client's own accepted messages, half reactions (toggled on and off) to"
+            + " one it received; each is acked, delivered, timed and reconciled like a message, and its effect checked in history."
+            + " The paper's campaign with entries: 0.10. Default: ${DEFAULT-VALUE}")
+    double entryMix;
+
+    @Option(names = "--delete-mix", defaultValue = "0", description = "The fraction of offered sends that are deletes of one of"
+            + " the client's own accepted messages (each checked gone everywhere: history, the single message's GET, its"
+            + " edits' text). Default: ${DEFAULT-VALUE}")
+    double deleteMix;
+
     /** The command line, with the walkthrough as a subcommand; {@link Main} runs it. */
     public static CommandLine commandLine() {
         return new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true);
@@ -192,6 +206,9 @@ public final class LoadCli implements Callable<Integer> {
     public LoadConfig config() {
         Path outDir = out != null ? out
                 : Path.of("target", "load-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        if (entryMix < 0 || deleteMix < 0 || entryMix + deleteMix > 1) {
+            throw new IllegalArgumentException("--entry-mix and --delete-mix are fractions of the sends, together at most 1");
+        }
         List<String> args = new ArrayList<>(serverArgs);
         if (!"none".equals(hookKind)) {
             // the receivers and brokers of a load run are on this machine, reached by the name localhost
@@ -201,7 +218,8 @@ public final class LoadCli implements Callable<Integer> {
                 rampUp, drain, outboxDrain, pattern, groupSize, payload, slowAck, slowAckDelay, neverAck, stopReading, reconnecting,
                 reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
                 stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt,
-                hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain, window, overloadBackoff, metricsEvery);
+                hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain, window, overloadBackoff, metricsEvery,
+                entryMix, deleteMix);
     }
 
     /** The configuration these command-line arguments give, as {@code waterline-load} would run it (for the suites that run loads). */

@@ -48,7 +48,9 @@ public record LoadConfig(
         Duration hookDrain,
         int window,
         Duration overloadBackoff,
-        Duration metricsEvery) {
+        Duration metricsEvery,
+        double entryMix,
+        double deleteMix) {
 
     public enum Pattern { pairwise, groups, mixed }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import dev.waterline.load.chat.EntryReconciler;
 import dev.waterline.load.chat.LoadRun;
 import dev.waterline.load.chat.Reconciler;
 import dev.waterline.load.clients.Behaviour;
@@ -60,7 +61,12 @@ public record Report(
         int nodes,
         long failovers,
         long killedClients,
-        Map<String, Double> killRecoveryMs) {
+        Map<String, Double> killRecoveryMs,
+        Map<String, Long> entriesAccepted,
+        long entriesWithoutTarget,
+        long unchangedReacts,
+        long entryMismatches,
+        List<EntryReconciler.Mismatch> entryMismatchSample) {
 
     public static Report of(LoadRun run, Reconciler.Verdict verdict, ServerMetrics.Sample end, Instant started, Instant finished) {
         Stats s = run.stats;
@@ -88,6 +94,8 @@ public record Report(
         conf.put("overloadBackoff", c.overloadBackoff().toString());
         // the outbox and heap maxima come from the reads of the server's metrics, this often
         conf.put("metricsEvery", c.metricsEvery().toString());
+        conf.put("entryMix", c.entryMix());
+        conf.put("deleteMix", c.deleteMix());
         double seconds = c.duration().toMillis() / 1000.0;
         long live = s.deliveries.sum();
         return new Report(c.label(), conf, started.toString(), Duration.between(started, finished).toMillis() / 1000.0,
@@ -109,7 +117,21 @@ public record Report(
                 run.pgCeilingMsgsPerSecond,
                 run.pgCeilingMsgsPerSecond == 0 ? 0 : round((double) s.steadyAcceptedPerSecond() / run.pgCeilingMsgsPerSecond),
                 s.stormClients.get(), percentiles(s.stormRecovery),
-                run.nodeCount(), s.failovers.sum(), s.killedClients.get(), percentiles(s.killRecovery));
+                run.nodeCount(), s.failovers.sum(), s.killedClients.get(), percentiles(s.killRecovery),
+                entriesByKind(run), s.entriesWithoutTarget.sum(), s.unchangedEntries.sum(),
+                run.entryMismatches.size(), run.entryMismatches.subList(0, Math.min(20, run.entryMismatches.size())));
+    }
+
+    /** Accepted entries by kind: the messages (text) and the edits, deletes and reactions. */
+    private static Map<String, Long> entriesByKind(LoadRun run) {
+        Map<String, Long> out = new TreeMap<>();
+        long entries = 0;
+        for (EntryReconciler.Entry e : run.entries) {
+            out.merge(e.kind(), 1L, Long::sum);
+            entries++;
+        }
+        out.put("text", (long) run.accepted.size() - entries);
+        return out;
     }
 
     /**
@@ -153,7 +175,7 @@ public record Report(
     }
 
     public boolean clean() {
-        return lost == 0;
+        return lost == 0 && entryMismatches == 0;
     }
 
     public void write(Path dir) throws IOException {
@@ -168,11 +190,19 @@ public record Report(
         b.append("Started ").append(startedAt).append(", ").append(seconds).append(" s in all. Configuration: `")
                 .append(configuration).append("`\n\n");
         b.append("| measure | value |\n| --- | --- |\n");
-        row(b, "verdict", clean() ? "**0 lost**" : "**" + lost + " LOST**");
+        row(b, "verdict", (lost == 0 ? "**0 lost**" : "**" + lost + " LOST**")
+                + (entryMismatches == 0 ? "" : ", **" + entryMismatches + " entries without their effect**"));
         row(b, "offered sends", offered + " (" + skippedOffline + " skipped: client offline"
                 + (heldByWindow > 0 ? ", " + heldByWindow + " held back by the window or an overloaded back-off" : "") + ")");
         row(b, "accepted", accepted + " (" + acceptedPerSecond + " msg/s over the run)");
         row(b, "accepted msg/s, steady (median second of the load's second half)", Long.toString(acceptedSteadyPerSecond));
+        if (!entriesAccepted.keySet().equals(java.util.Set.of("text"))) {
+            row(b, "accepted by kind (edits, deletes, reactions: each an entry timed and reconciled as a message)", entriesAccepted
+                    + (entriesWithoutTarget > 0 ? " (" + entriesWithoutTarget + " entries offered went as messages: nothing to change yet)" : "")
+                    + (unchangedReacts > 0 ? ", " + unchangedReacts + " reacts accepted as unchanged" : ""));
+            row(b, "entries' effects (deletes gone everywhere, last edit's body, reaction counts)",
+                    entryMismatches == 0 ? "all as accepted" : entryMismatches + " mismatches");
+        }
         row(b, "rejected by code", rejectedByCode.toString());
         row(b, "other errors by code", errorsByCode.toString());
         row(b, "live deliveries / expected (all message frames)", liveDeliveries + " / " + expectedDeliveries + " = " + deliveriesPerExpected);
@@ -215,6 +245,12 @@ public record Report(
             b.append("\nFirst losses:\n\n");
             for (Reconciler.Loss l : lostSample) {
                 b.append("- ").append(l).append('\n');
+            }
+        }
+        if (!entryMismatchSample.isEmpty()) {
+            b.append("\nFirst entries without their effect:\n\n");
+            for (EntryReconciler.Mismatch m : entryMismatchSample) {
+                b.append("- ").append(m).append('\n');
             }
         }
         return b.toString();

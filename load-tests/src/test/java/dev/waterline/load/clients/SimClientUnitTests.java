@@ -41,4 +41,46 @@ class SimClientUnitTests {
         // only the resume point is kept of what lies behind it
         assertThat(c.bySeq).containsOnlyKeys(5L);
     }
+
+    @Test
+    void entryFramesAreTheJsonOfPROTOCOLsEditDeleteAndReactFrames() {
+        var edit = LoadRun.JSON.readTree(SimClient.entryFrame("edit", "u1-\"9", "c-1", "01J0ABC", "\"body\":\"new \\\" text\""));
+        assertThat(edit.get("type").asString()).isEqualTo("edit");
+        assertThat(edit.get("correlationId").asString()).isEqualTo("u1-\"9");
+        assertThat(edit.get("chatId").asString()).isEqualTo("c-1");
+        assertThat(edit.get("messageId").asString()).isEqualTo("01J0ABC");
+        assertThat(edit.get("body").asString()).isEqualTo("new \" text");
+        var delete = LoadRun.JSON.readTree(SimClient.entryFrame("delete", "u1-10", "c-1", "01J0ABC", null));
+        assertThat(delete.propertyNames()).containsExactly("type", "correlationId", "chatId", "messageId");
+        var react = LoadRun.JSON.readTree(SimClient.entryFrame("react", "u1-11", "c-1", "01J0ABC",
+                "\"emoji\":\"" + SimClient.EMOJI.getFirst() + "\",\"on\":false"));
+        assertThat(react.get("emoji").asString()).isEqualTo("\uD83D\uDC4D");
+        assertThat(react.get("on").asBoolean()).isFalse();
+    }
+
+    @Test
+    void anEditsBodyIsUniqueToItAndAsLongAsThePayload() {
+        assertThat(SimClient.editBody("u1-9", 100)).startsWith("edit u1-9 ").hasSize(100);
+        assertThat(SimClient.editBody("u1-9", 3)).isEqualTo("edit u1-9");
+        assertThat(SimClient.editBody("u1-9", 100)).isNotEqualTo(SimClient.editBody("u1-10", 100));
+    }
+
+    @Test
+    void theTargetsOfAChatKeepTheLatestAndLoseADeletedOne() {
+        SimClient.Targets t = new SimClient.Targets();
+        java.util.Random r = new java.util.Random(3);
+        assertThat(t.pick(r)).isNull();
+        for (int i = 0; i < SimClient.Targets.CAP + 10; i++) {
+            t.add("m" + i);
+        }
+        assertThat(t.size()).isEqualTo(SimClient.Targets.CAP);
+        t.remove("m20");
+        t.remove("m3");   // long gone: nothing changes
+        assertThat(t.size()).isEqualTo(SimClient.Targets.CAP - 1);
+        java.util.Set<String> picked = new java.util.HashSet<>();
+        for (int i = 0; i < 5_000; i++) {
+            picked.add(t.pick(r));
+        }
+        assertThat(picked).hasSize(SimClient.Targets.CAP - 1).doesNotContain("m20", "m0", "m9").contains("m10", "m73");
+    }
 }

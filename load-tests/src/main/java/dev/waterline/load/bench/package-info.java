@@ -1,0 +1,7 @@
+/**
+ * Benchmarks of single paths, each on a server of its own: {@code HistoryBench} (a history page in
+ * a long chat with reactions on every message, seeded through the frames by an
+ * {@code EntrySession} per member) and {@code TransferBench} (concurrent attachment uploads and
+ * downloads on a small heap). {@code BenchHttp} makes their tokens and chats.
+ */
+package dev.waterline.load.bench;
