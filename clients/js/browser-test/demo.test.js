@@ -3,24 +3,19 @@
 // Every wait is on a condition of the page; screenshots of each step go to target/browser-screenshots.
 import { describe, test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TestServer } from '../test/server.js';
 import { requireBrowser, launch } from './browser.js';
+import { DemoPages, connection, shot, createChat, openChat, send, message, inState, logOf, assertConsistent, bodies } from './page.js';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const SHOTS = join(REPO, 'target', 'browser-screenshots');
 describe('the demo page', { skip: requireBrowser('the demo page tests') }, () => {
   let server;
   let browser;
-  let contexts = [];
-  let problems = [];
+  let pages;
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     server = await TestServer.start();
     browser = await launch();
+    pages = new DemoPages(browser, server.base);
   });
 
   after(async () => {
@@ -28,102 +23,12 @@ describe('the demo page', { skip: requireBrowser('the demo page tests') }, () =>
     await server?.dispose();
   });
 
-  afterEach(async () => {
-    const open = contexts;
-    contexts = [];
-    await Promise.all(open.map((c) => c.close()));
-    problems = [];
-  });
+  afterEach(() => pages.reset());
 
-  // Uncaught errors and Content-Security-Policy refusals are failures of the page whatever the test.
-  function watch(page, who) {
-    page.on('pageerror', (e) => problems.push(`${who}: uncaught ${e.message}`));
-    page.on('console', (m) => {
-      if (/content security policy|refused to/i.test(m.text())) problems.push(`${who}: ${m.text()}`);
-    });
-    return page;
-  }
-
-  function assertNoPageProblems() {
-    assert.deepEqual(problems, [], 'the pages reported errors');
-  }
-
-  async function newContext(options = {}) {
-    const ctx = await browser.newContext({ viewport: { width: 1100, height: 720 }, ...options });
-    contexts.push(ctx);
-    return ctx;
-  }
-
-  /** A person in a browser of their own (own localStorage), signed in. */
-  async function person(name, options) {
-    const ctx = await newContext(options);
-    const page = watch(await ctx.newPage(), name);
-    await page.goto(`${server.base}/`);
-    await page.getByLabel('Your name').fill(name);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await connection(page, 'open');
-    assert.equal(await page.getByTestId('me').textContent(), name);
-    return { name, ctx, page };
-  }
-
-  function connection(page, state, timeout = 30_000) {
-    return page.locator(`[data-testid="connection"][data-state="${state}"]`).waitFor({ timeout });
-  }
-
-  function shot(page, name) {
-    return page.screenshot({ path: join(SHOTS, name) });
-  }
-
-  async function createChat(page, members, title) {
-    await page.getByLabel('Members').fill(members);
-    await page.getByLabel('Title (optional)').fill(title);
-    await page.getByRole('button', { name: 'Create chat' }).click();
-    await page.locator('#chat-title', { hasText: title }).waitFor();
-  }
-
-  async function openChat(page, title) {
-    await page.getByTestId('chat-item').filter({ hasText: title }).click();
-    await page.locator('#chat-title', { hasText: title }).waitFor();
-  }
-
-  async function send(page, body) {
-    const box = page.getByLabel('Message', { exact: true });
-    await box.fill(body);
-    await box.press('Enter');
-  }
-
-  const exactly = (text) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-
-  /** The message bubbles (zero, one or more) whose body is exactly this text. */
-  function message(page, body) {
-    return page.getByTestId('message').filter({ has: page.getByTestId('message-body').filter({ hasText: exactly(body) }) });
-  }
-
-  function inState(page, locator, ...states) {
-    return locator.and(page.locator(states.map((s) => `[data-state="${s}"]`).join(', ')));
-  }
-
-  /** What the log shows, top to bottom. */
-  function logOf(page) {
-    return page.getByTestId('message').evaluateAll((els) => els.map((e) => ({
-      seq: e.dataset.seq ? Number(e.dataset.seq) : null,
-      messageId: e.dataset.messageId ?? null,
-      state: e.dataset.state ?? null,
-      kind: e.dataset.kind,
-      body: e.querySelector('[data-testid="message-body"]')?.textContent ?? null,
-    })));
-  }
-
-  /** Accepted messages in strictly rising seq order, each once; sends on their way only below them. */
-  function assertConsistent(log, who) {
-    const accepted = log.filter((m) => m.seq != null);
-    const firstUnsent = log.findIndex((m) => m.seq == null && m.state !== 'failed');
-    if (firstUnsent >= 0) assert.ok(log.slice(firstUnsent).every((m) => m.seq == null), `${who}: an unsent message above an accepted one`);
-    for (let i = 1; i < accepted.length; i++) assert.ok(accepted[i].seq > accepted[i - 1].seq, `${who}: seq ${accepted[i].seq} after ${accepted[i - 1].seq}`);
-    assert.equal(new Set(accepted.map((m) => m.messageId)).size, accepted.length, `${who}: a message shown twice`);
-  }
-
-  const bodies = (log) => log.filter((m) => m.kind === 'text').map((m) => m.body);
+  const watch = (page, who) => pages.watch(page, who);
+  const assertNoPageProblems = () => pages.assertNoProblems();
+  const newContext = (options) => pages.newContext(options);
+  const person = (name, options) => pages.person(name, options);
 
   test('two people converse, and a message says who has read it', { timeout: 120_000 }, async () => {
     const alice = await person('alice');

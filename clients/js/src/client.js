@@ -21,6 +21,7 @@ import { Emitter } from './emitter.js';
 import { fullJitter, delay } from './backoff.js';
 import { memoryStore } from './stores.js';
 import { readEventStream } from './sse.js';
+import { ChatLog } from './log.js';
 
 /** Send errors that mean "not accepted, try again later" (PROTOCOL.md §3). */
 export const RETRIABLE = Object.freeze(['overloaded', 'rate_limited', 'unavailable']);
@@ -81,6 +82,50 @@ function wsUrl(base, token) {
   return u.toString();
 }
 
+/** The fields of a pending operation beyond correlationId, chatId and body, as stored and as pending() shows them. */
+const OP_FIELDS = ['messageId', 'emoji', 'on', 'replyTo', 'attachments', 'attachmentDetails'];
+
+function copyOf(value) {
+  return value == null || typeof value !== 'object' ? value : JSON.parse(JSON.stringify(value));
+}
+
+/** The frame of a pending operation: send, edit, delete or react (PROTOCOL.md §3, §9). */
+function frameOf(s) {
+  const op = s.op ?? 'send';
+  const base = { type: op, correlationId: s.correlationId, chatId: s.chatId };
+  switch (op) {
+    case 'edit': return { ...base, messageId: s.messageId, body: s.body };
+    case 'delete': return { ...base, messageId: s.messageId };
+    case 'react': return { ...base, messageId: s.messageId, emoji: s.emoji, on: s.on !== false };
+    default: {
+      const f = { ...base, body: s.body };
+      if (s.replyTo) f.replyTo = s.replyTo;
+      if (s.attachments?.length) f.attachments = s.attachments;
+      return f;
+    }
+  }
+}
+
+/** The entry an accepted operation made, as the other members get it; null when it made none. */
+function entryOf(s, f, senderId) {
+  const base = { messageId: f.messageId, correlationId: f.correlationId, chatId: f.chatId, seq: f.seq, senderId, sentAt: f.sentAt };
+  switch (s.op ?? 'send') {
+    case 'edit': return { ...base, kind: 'edit', targetId: s.messageId, body: s.body };
+    case 'delete': return { ...base, kind: 'delete', targetId: s.messageId, body: '' };
+    // a reaction that changed nothing is answered with its target's messageId and seq: no entry
+    case 'react': return f.unchanged ? null : { ...base, kind: 'reaction', targetId: s.messageId, emoji: s.emoji, on: s.on !== false, body: '' };
+    default: {
+      const m = { ...base, kind: 'text', body: s.body };
+      if (s.replyTo) m.replyTo = s.replyTo;
+      if (s.attachments?.length) {
+        m.attachments = [...s.attachments];
+        if (s.attachmentDetails?.length) m.attachmentDetails = copyOf(s.attachmentDetails);
+      }
+      return m;
+    }
+  }
+}
+
 function messageOf(frame) {
   const { type, deliveryId, ...m } = frame;
   if (m.kind == null) m.kind = 'text';
@@ -112,6 +157,8 @@ export class WaterlineClient {
   #ordinal = 0;
   #inflight = 0;
   #subs = new Map();
+  /** what upload() answered, by attachmentId: an own send names its attachments with these */
+  #uploads = new Map();
   #stats = { connects: 0, welcomes: 0, pings: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
   #onOnline = () => this.#reconnectNow();
   #onPageHide = () => { for (const chat of this.#chats.values()) if (chat.dirty) this.#persistChat(chat, true); };
@@ -150,6 +197,8 @@ export class WaterlineClient {
       const started = (async () => {
         this.#token = await this.#freshToken('start');
         this.#userId = tokenSubject(this.#token);
+        // chats met before start() (getChat) count the reader's own reactions from here on
+        for (const chat of this.#chats.values()) chat.log.me = this.#userId;
         await this.#load();
         this.#loaded = true;
         for (const s of this.#pending.values()) if (s.state === 'saving') this.#saveSend(s);
@@ -363,7 +412,7 @@ export class WaterlineClient {
         // an answer that did not come: the same correlationId again is safe (idempotent retry)
         s.wiredAt = now;
         this.#stats.resent++;
-        this.#frame(conn, { type: 'send', correlationId: s.correlationId, chatId: s.chatId, body: s.body });
+        this.#frame(conn, frameOf(s));
       }
     }
     return undefined;
@@ -398,7 +447,7 @@ export class WaterlineClient {
       if (saved?.chatId) {
         const chat = this.#chat(saved.chatId);
         Object.assign(chat, { title: saved.title ?? null, members: saved.members ?? [], seq: saved.seq ?? 0,
-          messageId: saved.messageId ?? null, messages: saved.messages ?? [], readSeq: saved.readSeq ?? {}, readWanted: 0 });
+          messageId: saved.messageId ?? null, log: this.#newLog(saved.messages), readSeq: saved.readSeq ?? {}, readWanted: 0 });
       }
     }
     const sends = [];
@@ -412,7 +461,7 @@ export class WaterlineClient {
     this.#pending.clear();
     for (const s of sends) {
       if (fresh.some(([id]) => id === s.correlationId)) continue;
-      this.#pending.set(s.correlationId, { ...s, state: 'queued', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise: null, settle: null });
+      this.#pending.set(s.correlationId, { op: 'send', ...s, state: 'queued', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise: null, settle: null });
       this.#ordinal = Math.max(this.#ordinal, (s.ordinal ?? 0) + 1);
     }
     for (const [id, s] of fresh) this.#pending.set(id, s);
@@ -421,13 +470,17 @@ export class WaterlineClient {
   #chat(chatId) {
     let chat = this.#chats.get(chatId);
     if (!chat) {
-      chat = { chatId, title: null, members: [], lastSeq: 0, seq: 0, messageId: null, messages: [], held: new Map(),
+      chat = { chatId, title: null, members: [], lastSeq: 0, seq: 0, messageId: null, log: this.#newLog(), held: new Map(),
         readSeq: {}, readWanted: 0, syncing: null, again: false, gapTimer: null, persistTimer: null, dirty: false,
         writing: Promise.resolve() };
       this.#chats.set(chatId, chat);
       this.#events.emit('chat', this.#chatView(chat));
     }
     return chat;
+  }
+
+  #newLog(records = []) {
+    return new ChatLog({ me: this.#userId, keep: this.#o.keepMessages, records });
   }
 
   #chatView(chat) {
@@ -437,8 +490,16 @@ export class WaterlineClient {
   /** The chats this client knows (listed at connect, created, or met in a frame). */
   chats() { return [...this.#chats.values()].map((c) => this.#chatView(c)); }
 
-  /** The chat's recent messages handed to the application (at most keepMessages), in seq order. */
-  messages(chatId) { return [...(this.#chats.get(chatId)?.messages ?? [])]; }
+  /**
+   * The chat's recent messages handed to the application (at most keepMessages), in seq order,
+   * each in its current state (edits, delete, reactions applied); entries of a kind this client
+   * does not know are among them, in their place. Edits, deletes and reactions are not: they are
+   * applied to the message they change.
+   */
+  messages(chatId) { return this.#chats.get(chatId)?.log.messages() ?? []; }
+
+  /** One message of the chat as held (see messages()), or undefined if it is not (or no longer) held. */
+  message(chatId, messageId) { return this.#chats.get(chatId)?.log.get(messageId); }
 
   /** The highest seq of the chat handed to the application with none missing below it. */
   cursor(chatId) { return this.#chats.get(chatId)?.seq ?? 0; }
@@ -446,7 +507,11 @@ export class WaterlineClient {
   /** Sends not yet accepted (restored from the store after a reload, too), oldest first. */
   pending(chatId) {
     return [...this.#pending.values()].filter((s) => chatId == null || s.chatId === chatId)
-      .map(({ correlationId, chatId: c, body, createdAt, state, attempts }) => ({ correlationId, chatId: c, body, createdAt, state, attempts }));
+      .map((s) => {
+        const out = { correlationId: s.correlationId, chatId: s.chatId, op: s.op ?? 'send', body: s.body, createdAt: s.createdAt, state: s.state, attempts: s.attempts };
+        for (const k of OP_FIELDS) if (s[k] !== undefined) out[k] = copyOf(s[k]);
+        return out;
+      });
   }
 
   #onMessage(conn, f) {
@@ -472,11 +537,17 @@ export class WaterlineClient {
       chat.seq = next.seq;
       chat.messageId = next.messageId;
       if (chat.seq > chat.lastSeq) chat.lastSeq = chat.seq;
-      chat.messages.push(next);
-      if (chat.messages.length > this.#o.keepMessages) chat.messages.splice(0, chat.messages.length - this.#o.keepMessages);
-      this.#stats.delivered++;
       handed = true;
-      this.#events.emit('message', next);
+      const { entry, updated } = chat.log.apply(next);
+      if (!entry) {
+        this.#stats.duplicates++;
+        continue;
+      }
+      this.#stats.delivered++;
+      this.#events.emit('message', entry);
+      for (const message of updated) {
+        this.#events.emit('update', { chatId: chat.chatId, messageId: message.messageId, change: entry.kind, message, entry });
+      }
     }
     if (handed) this.#persistChat(chat);
     if (chat.held.size === 0) {
@@ -506,7 +577,7 @@ export class WaterlineClient {
         chat.dirty = false;
         // a copy taken now: the live arrays go on changing while a store works
         const saved = { chatId: chat.chatId, title: chat.title, members: [...chat.members], seq: chat.seq, messageId: chat.messageId,
-          messages: chat.messages.slice(), readSeq: { ...chat.readSeq } };
+          messages: chat.log.toJSON(), readSeq: { ...chat.readSeq } };
         try {
           await this.#store.set(this.#chatKey(chat.chatId), saved);
         } catch (error) {
@@ -698,9 +769,48 @@ export class WaterlineClient {
    * overloaded / rate_limited / unavailable. Resolves with the accepted frame; rejects (and emits
    * failed) on invalid / too_large / not_found. With ordered (the default), a chat's sends go one
    * at a time, so they commit in the order they were made even when one has to be retried.
+   * replyTo names a message of the same chat this one answers; attachments are attachmentIds
+   * from upload() (at most 10; the body may be empty only with attachments).
    */
-  send(chatId, body, { correlationId = newCorrelationId() } = {}) {
-    if (!this.#started) throw new WaterlineError('invalid', 'call start() before send()');
+  send(chatId, body, { correlationId = newCorrelationId(), replyTo, attachments } = {}) {
+    const op = { op: 'send', chatId, body };
+    if (replyTo != null) op.replyTo = replyTo;
+    if (attachments != null && attachments.length > 0) {
+      op.attachments = [...attachments];
+      const details = op.attachments.map((id) => this.#uploads.get(id)).filter(Boolean);
+      if (details.length > 0) op.attachmentDetails = copyOf(details);
+    }
+    return this.#enqueue(op, correlationId);
+  }
+
+  /** Replaces the text of an own message (an edit entry; the original sender only, else forbidden). Kept and retried as send() is. */
+  edit(chatId, messageId, body, { correlationId = newCorrelationId() } = {}) {
+    return this.#enqueue({ op: 'edit', chatId, messageId, body }, correlationId);
+  }
+
+  /**
+   * Deletes a message (its sender, or a chat admin): its text, its edits' text and its
+   * attachments are erased. Deleting twice answers the first delete. Kept and retried as send() is.
+   */
+  delete(chatId, messageId, { correlationId = newCorrelationId() } = {}) {
+    return this.#enqueue({ op: 'delete', chatId, messageId, body: '' }, correlationId);
+  }
+
+  /** The same as delete(). */
+  deleteMessage(chatId, messageId, options) {
+    return this.delete(chatId, messageId, options);
+  }
+
+  /**
+   * Puts a reaction on a message (on = true) or takes it back (on = false). A change that changes
+   * nothing resolves with unchanged: true and the target's messageId and seq (no entry is made).
+   */
+  react(chatId, messageId, emoji, on = true, { correlationId = newCorrelationId() } = {}) {
+    return this.#enqueue({ op: 'react', chatId, messageId, emoji, on: on !== false, body: '' }, correlationId);
+  }
+
+  #enqueue(op, correlationId) {
+    if (!this.#started) throw new WaterlineError('invalid', `call start() before ${op.op === 'send' ? 'send' : op.op}()`);
     if (this.#closed) throw new WaterlineError('closed', 'the client is closed');
     let settle;
     const promise = new Promise((resolve, reject) => { settle = { resolve, reject }; });
@@ -711,7 +821,7 @@ export class WaterlineClient {
       if (!existing.promise) Object.assign(existing, { promise, settle });
       return existing.promise;
     }
-    const s = { correlationId, chatId, body, createdAt: new Date().toISOString(), ordinal: this.#ordinal++,
+    const s = { ...op, correlationId, createdAt: new Date().toISOString(), ordinal: this.#ordinal++,
       state: 'saving', attempts: 0, retries: 0, timer: null, wiredAt: 0, promise, settle };
     this.#pending.set(correlationId, s);
     // the store's keys carry the user, known once start() has loaded; until then start() saves it (#saveUnsaved)
@@ -721,7 +831,9 @@ export class WaterlineClient {
 
   #saveSend(s) {
     this.#chat(s.chatId);
-    const write = this.#store.set(this.#sendKey(s.correlationId), { correlationId: s.correlationId, chatId: s.chatId, body: s.body, createdAt: s.createdAt, ordinal: s.ordinal })
+    const saved = { correlationId: s.correlationId, chatId: s.chatId, op: s.op ?? 'send', body: s.body, createdAt: s.createdAt, ordinal: s.ordinal };
+    for (const k of OP_FIELDS) if (s[k] !== undefined) saved[k] = copyOf(s[k]);
+    const write = this.#store.set(this.#sendKey(s.correlationId), saved)
       .catch((error) => this.#events.emit('error', { source: 'store', error }))
       .finally(() => {
         this.#sendWrites.delete(write);
@@ -744,7 +856,7 @@ export class WaterlineClient {
         s.wiredAt = Date.now();
         this.#inflight++;
         if (s.attempts > 1) this.#stats.resent++; else this.#stats.sent++;
-        const frame = JSON.stringify({ type: 'send', correlationId: s.correlationId, chatId: s.chatId, body: s.body });
+        const frame = JSON.stringify(frameOf(s));
         const maxBytes = this.#limits.maxFrameBytes;
         if (maxBytes && frame.length * 3 > maxBytes && new TextEncoder().encode(frame).length > maxBytes) {
           // the server would close the connection (1009) rather than answer: refused here, as too_large
@@ -762,7 +874,14 @@ export class WaterlineClient {
     if (s.state === 'done') return;
     this.#finish(s);
     s.settle?.reject(new WaterlineError(code, message, { correlationId: s.correlationId, chatId: s.chatId }));
-    this.#events.emit('failed', { correlationId: s.correlationId, chatId: s.chatId, body: s.body, code, message });
+    this.#events.emit('failed', this.#failure(s, code, message));
+  }
+
+  #failure(s, code, message) {
+    const out = { correlationId: s.correlationId, chatId: s.chatId, op: s.op ?? 'send', body: s.body, code, message };
+    if (s.messageId !== undefined) out.messageId = s.messageId;
+    if (s.emoji !== undefined) out.emoji = s.emoji;
+    return out;
   }
 
   #finish(s) {
@@ -781,10 +900,13 @@ export class WaterlineClient {
     if (s) {
       this.#finish(s);
       const accepted = { correlationId: f.correlationId, messageId: f.messageId, chatId: f.chatId, seq: f.seq, sentAt: f.sentAt };
+      if (f.unchanged === true) accepted.unchanged = true;
       s.settle?.resolve(accepted);
-      this.#events.emit('accepted', { ...accepted, body: s.body });
-      this.#take(chat, { messageId: f.messageId, correlationId: f.correlationId, chatId: f.chatId, seq: f.seq,
-        senderId: this.#userId, body: s.body, sentAt: f.sentAt, kind: 'text' });
+      const said = { ...accepted, op: s.op ?? 'send', body: s.body };
+      if (s.messageId !== undefined) said.targetId = s.messageId;
+      this.#events.emit('accepted', said);
+      const entry = entryOf(s, f, this.#userId);
+      if (entry) this.#take(chat, entry);
     } else if (f.seq > chat.seq) {
       // an answer to a send already settled (a re-send answered twice): its message comes from history
       if (f.seq > chat.lastSeq) chat.lastSeq = f.seq;
@@ -815,7 +937,7 @@ export class WaterlineClient {
     this.#finish(s);
     const error = new WaterlineError(f.code, f.message, { correlationId: s.correlationId, chatId: s.chatId });
     s.settle?.reject(error);
-    this.#events.emit('failed', { correlationId: s.correlationId, chatId: s.chatId, body: s.body, code: f.code, message: f.message });
+    this.#events.emit('failed', this.#failure(s, f.code, f.message));
     this.#pump();
     return undefined;
   }
@@ -972,7 +1094,16 @@ export class WaterlineClient {
    * failure tries the next URL of the list. Other errors reject with a WaterlineError carrying
    * the answer's error code and status.
    */
-  async rest(method, path, body) {
+  rest(method, path, body) {
+    return this.#request(method, path, body === undefined ? {} : { json: body });
+  }
+
+  /**
+   * rest()'s loop for any body: json (sent as JSON), or body (a Blob, File, ArrayBuffer, typed
+   * array or string, sent as is with contentType). With response, the Response of a 2xx is
+   * returned unread (for bytes); otherwise its JSON.
+   */
+  async #request(method, path, { json, body, contentType, response = false, timeoutMs = 15_000 } = {}) {
     let refreshed = false;
     let limited = 0;
     let failedOver = 0;
@@ -981,31 +1112,85 @@ export class WaterlineClient {
       let res;
       try {
         if (!this.#token) this.#token = await this.#freshToken('start');
+        const headers = { Authorization: `Bearer ${this.#token}` };
+        if (json !== undefined) headers['Content-Type'] = 'application/json';
+        else if (body !== undefined && contentType) headers['Content-Type'] = contentType;
         res = await this.#fetch(new URL(path, base), {
           method,
-          headers: { Authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(15_000),
+          headers,
+          body: json !== undefined ? JSON.stringify(json) : body,
+          signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
         if (++failedOver < this.#urls.length && !this.#conn?.welcomed) { this.#urlIndex++; continue; }
         throw new WaterlineError('unavailable', `${method} ${path}: ${error?.message ?? error}`, { cause: error });
       }
       if (res.status === 401 && !refreshed && typeof this.#tokenSource === 'function') {
+        res.body?.cancel().catch(() => { /* only the status is read */ });
         refreshed = true;
         this.#token = await this.#freshToken('expired');
         continue;
       }
       if (res.status === 429 && limited++ < 3) {
+        res.body?.cancel().catch(() => { /* only the status is read */ });
         const after = Number(res.headers.get('Retry-After'));
         await delay(Math.min(10_000, (Number.isFinite(after) && after > 0 ? after * 1000 : 1000)));
         continue;
       }
+      if (response && res.ok) return res;
       const text = await res.text();
-      let json = null;
-      try { json = text ? JSON.parse(text) : null; } catch { json = { error: 'invalid', message: text }; }
-      if (!res.ok) throw new WaterlineError(json?.error ?? `http_${res.status}`, json?.message ?? res.statusText, { status: res.status, body: json });
-      return json;
+      let parsed = null;
+      try { parsed = text ? JSON.parse(text) : null; } catch { parsed = { error: 'invalid', message: text }; }
+      if (!res.ok) {
+        // §2 says {"error"}, §9's endpoints {"code"}: either names the code
+        const code = parsed?.error ?? parsed?.code ?? `http_${res.status}`;
+        throw new WaterlineError(code, parsed?.message ?? res.statusText, { status: res.status, body: parsed });
+      }
+      return parsed;
     }
+  }
+
+  /** One message of a chat in its current state, from the server (GET /api/chats/{chatId}/messages/{messageId}). */
+  getMessage(chatId, messageId) {
+    return this.rest('GET', `/api/chats/${encodeURIComponent(chatId)}/messages/${encodeURIComponent(messageId)}`);
+  }
+
+  /**
+   * Uploads a file to a chat (POST /api/chats/{chatId}/attachments), to be sent with
+   * send(chatId, body, { attachments: [attachmentId] }). data: a Blob or File (its type and name
+   * are used unless given), an ArrayBuffer, a typed array or a string. Resolves with
+   * { attachmentId, contentType, size, sha256, name }; too_large (413) over the server's limit.
+   */
+  async upload(chatId, data, { name, contentType, timeoutMs = 300_000 } = {}) {
+    if (data == null) throw new TypeError('upload: data is needed');
+    const type = contentType || (typeof data.type === 'string' && data.type) || 'application/octet-stream';
+    const fileName = name ?? (typeof data.name === 'string' && data.name !== '' ? data.name : undefined);
+    const query = fileName ? `?name=${encodeURIComponent(fileName)}` : '';
+    const answer = await this.#request('POST', `/api/chats/${encodeURIComponent(chatId)}/attachments${query}`,
+      { body: data, contentType: type, timeoutMs });
+    if (answer?.attachmentId) {
+      this.#uploads.set(answer.attachmentId, { ...answer });
+      // bounded: only the details of recent uploads are needed, for the sends that name them
+      if (this.#uploads.size > 1000) this.#uploads.delete(this.#uploads.keys().next().value);
+    }
+    return answer;
+  }
+
+  /**
+   * The URL of an attachment's bytes (GET /api/attachments/{attachmentId}) on the server in use.
+   * It needs the token in the Authorization header (download() sends it); withToken puts it in
+   * the query as access_token instead, for servers that take it there.
+   */
+  attachmentUrl(attachmentId, { withToken = false } = {}) {
+    const base = this.#conn?.welcomed ? this.#conn.base : this.url;
+    const url = new URL(`/api/attachments/${encodeURIComponent(attachmentId)}`, base);
+    if (withToken && this.#token) url.searchParams.set('access_token', this.#token);
+    return url.toString();
+  }
+
+  /** An attachment's bytes as a Blob (its type the one uploaded); not_found for a stranger, or a file deleted with its message. */
+  async download(attachmentId, { timeoutMs = 300_000 } = {}) {
+    const res = await this.#request('GET', `/api/attachments/${encodeURIComponent(attachmentId)}`, { response: true, timeoutMs });
+    return res.blob();
   }
 }

@@ -1,4 +1,4 @@
-// Type declarations of Waterline's JavaScript client (docs/PROTOCOL.md, §3, §4 and §6).
+// Type declarations of Waterline's JavaScript client (docs/PROTOCOL.md, §3, §4, §6 and §9).
 
 /** Where the client keeps cursors, recent messages and unsent sends. JSON values only. */
 export interface Store {
@@ -60,18 +60,101 @@ export interface ClientOptions {
 
 export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'superseded' | 'closed';
 
-export interface Message {
+/** An attachment as upload() answers it and as a message's attachmentDetails list it. */
+export interface AttachmentDetail {
+  attachmentId: string;
+  contentType: string;
+  size: number;
+  /** Hex SHA-256 of the bytes. */
+  sha256: string;
+  name?: string | null;
+}
+
+/** The kinds of entries a chat's log holds (§9); a newer server may add others. */
+export type EntryKind = 'text' | 'stream' | 'edit' | 'delete' | 'reaction' | 'member' | (string & {});
+
+/**
+ * One entry of a chat's log as it arrives (a live frame, a history page, an own accepted
+ * operation). The kind says which of the optional fields it carries.
+ */
+export interface Entry {
   messageId: string;
-  correlationId: string;
+  correlationId?: string;
   chatId: string;
   seq: number;
   senderId: string;
+  /** text: the text; edit: the new text ("" once the target is deleted); "" for delete and reaction. */
   body: string;
   sentAt: string;
-  /** "text", or "stream" (then streamId names it). */
-  kind: string;
+  kind: EntryKind;
+  /** stream: the stream. */
   streamId?: string;
+  /** text: the message of the same chat it answers. */
+  replyTo?: string;
+  /** text: attachmentIds, with their details. */
+  attachments?: string[];
+  attachmentDetails?: AttachmentDetail[];
+  /** edit, delete, reaction: the message it changes. */
+  targetId?: string;
+  /** reaction: the emoji, and whether it was put on (true) or taken back (false). */
+  emoji?: string;
+  on?: boolean;
+  /** member (§11). */
+  member?: { userId: string; change: string; role?: string; by?: string };
+  /** A history page's current state of a text entry (§9). */
+  editedAt?: string;
+  deleted?: boolean;
+  reactions?: Record<string, number>;
+  myReactions?: string[];
 }
+
+/**
+ * A message (kind text or stream) in its current state: the last edit's body and time, deleted
+ * (body "" and no attachments), and the reactions counted from the reaction entries. Entries of
+ * a kind this client does not know are held as they came.
+ */
+export interface Message extends Entry {
+  /** Present once edited: the last edit's time. */
+  editedAt?: string;
+  /** True once deleted: body is "", attachments empty. */
+  deleted?: boolean;
+  /** Emoji to the number of members whose reaction with it is on (text and stream messages; {} when none). */
+  reactions?: Record<string, number>;
+  /** The emoji of the reader's own reactions that are on. */
+  myReactions?: string[];
+}
+
+/** What a change entry did: the message it changed, in its new state. */
+export interface MessageUpdate {
+  chatId: string;
+  messageId: string;
+  change: 'edit' | 'delete' | 'reaction';
+  message: Message;
+  /** The entry that changed it. */
+  entry: Entry;
+}
+
+/**
+ * A chat's messages in their current state, fed with its entries in any order, each applied
+ * once (the client keeps one per chat; usable on its own, e.g. over history pages).
+ */
+export class ChatLog {
+  constructor(options?: { me?: string | null; keep?: number; records?: unknown[] });
+  /** The reader, for myReactions. */
+  me: string | null;
+  /** Messages (and entries of unknown kinds) held. */
+  readonly size: number;
+  /** Applies one entry: entry is null for a duplicate; updated lists the messages it changed. */
+  apply(entry: Entry): { entry: Entry | Message | null; updated: Message[] };
+  get(messageId: string): Message | undefined;
+  /** Ascending seq: messages and entries of unknown kinds (never edit, delete or reaction entries). */
+  messages(): Message[];
+  /** Plain JSON to keep; new ChatLog({ records }) takes it back. */
+  toJSON(): unknown[];
+}
+
+/** True for the kinds that change another entry: edit, delete, reaction. */
+export function isChange(kind: string): boolean;
 
 export interface Accepted {
   correlationId: string;
@@ -79,15 +162,29 @@ export interface Accepted {
   chatId: string;
   seq: number;
   sentAt: string;
+  /** A reaction that changed nothing: messageId and seq are its target's, and no entry was made. */
+  unchanged?: true;
 }
+
+/** What an own operation is: send (a message), edit, delete or react. */
+export type Operation = 'send' | 'edit' | 'delete' | 'react';
 
 export interface PendingSend {
   correlationId: string;
   chatId: string;
+  op: Operation;
+  /** send and edit: the text; "" otherwise. */
   body: string;
   createdAt: string;
   state: 'saving' | 'queued' | 'inflight' | 'retry';
   attempts: number;
+  /** edit, delete, react: the target. */
+  messageId?: string;
+  emoji?: string;
+  on?: boolean;
+  replyTo?: string;
+  attachments?: string[];
+  attachmentDetails?: AttachmentDetail[];
 }
 
 export interface Chat {
@@ -136,16 +233,21 @@ export interface StreamSubscription {
 }
 
 export interface ClientEvents {
-  /** Every message of every known chat, own sends included, once each, in seq order per chat. */
+  /**
+   * Every entry of every known chat, own ones included, once each, in seq order per chat: a
+   * message in its current state, or an edit, delete or reaction entry (also applied, see update).
+   */
   message: Message;
-  /** An own send committed (the body is the one sent). */
-  accepted: Accepted & { body: string };
+  /** A message held changed: an edit, a delete, or a reaction put on or taken back. */
+  update: MessageUpdate;
+  /** An own operation committed (the body is the one sent; targetId the message an edit, delete or react changed). */
+  accepted: Accepted & { op: Operation; body: string; targetId?: string };
   /**
    * An own send refused for good: invalid, too_large, not_found or forbidden; an error code this
    * client does not know, after 5 tries; too_large also when the frame is over the welcome's
    * maxFrameBytes, or the connection closed with 1009 twice with it unanswered.
    */
-  failed: { correlationId: string; chatId: string; body: string; code: string; message: string };
+  failed: { correlationId: string; chatId: string; op: Operation; body: string; code: string; message: string; messageId?: string; emoji?: string };
   /** A send answered overloaded / rate_limited / unavailable, tried again after delayMs. */
   retry: { correlationId: string; chatId: string; code: string; delayMs: number };
   /** Another member's read receipt. */
@@ -191,12 +293,32 @@ export class WaterlineClient {
   close(): Promise<void>;
   /** After 'superseded': connect again (taking the session back). */
   reconnect(): void;
-  send(chatId: string, body: string, options?: { correlationId?: string }): Promise<Accepted>;
+  /** Posts a message: replyTo answers a message of the chat; attachments are upload()'s ids (the body may then be ""). */
+  send(chatId: string, body: string, options?: { correlationId?: string; replyTo?: string; attachments?: string[] }): Promise<Accepted>;
+  /** Replaces an own message's text (forbidden for others' messages). */
+  edit(chatId: string, messageId: string, body: string, options?: { correlationId?: string }): Promise<Accepted>;
+  /** Deletes a message (its sender, or a chat admin); a second delete answers the first. */
+  delete(chatId: string, messageId: string, options?: { correlationId?: string }): Promise<Accepted>;
+  /** The same as delete(). */
+  deleteMessage(chatId: string, messageId: string, options?: { correlationId?: string }): Promise<Accepted>;
+  /** Puts a reaction on (default) or takes it back; unchanged: true when it changed nothing. */
+  react(chatId: string, messageId: string, emoji: string, on?: boolean, options?: { correlationId?: string }): Promise<Accepted>;
+  /** Uploads a file to the chat, to be named in a send's attachments. */
+  upload(chatId: string, data: Blob | ArrayBuffer | ArrayBufferView | string, options?: { name?: string; contentType?: string; timeoutMs?: number }): Promise<AttachmentDetail>;
+  /** An attachment's bytes, fetched with the token. */
+  download(attachmentId: string, options?: { timeoutMs?: number }): Promise<Blob>;
+  /** The URL of an attachment's bytes (it needs the token: in a header, or with withToken in the query where the server takes it). */
+  attachmentUrl(attachmentId: string, options?: { withToken?: boolean }): string;
+  /** One message in its current state, from the server. */
+  getMessage(chatId: string, messageId: string): Promise<Entry>;
   pending(chatId?: string): PendingSend[];
   markRead(chatId: string, seq: number): void;
   readSeq(chatId: string): Record<string, number>;
   chats(): ChatView[];
+  /** The chat's held messages in their current state, ascending seq (entries of unknown kinds among them). */
   messages(chatId: string): Message[];
+  /** One held message in its current state. */
+  message(chatId: string, messageId: string): Message | undefined;
   cursor(chatId: string): number;
   createChat(members: string[], title?: string): Promise<Chat>;
   addMember(chatId: string, userId: string): Promise<Chat>;

@@ -3,6 +3,7 @@ import { WaterlineError } from './client.js';
 
 export { WaterlineClient, WaterlineError, RETRIABLE, tokenSubject } from './client.js';
 export { memoryStore, localStorageStore, indexedDbStore } from './stores.js';
+export { ChatLog, isChange } from './log.js';
 export { fullJitter } from './backoff.js';
 export { readEventStream } from './sse.js';
 

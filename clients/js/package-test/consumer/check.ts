@@ -1,6 +1,6 @@
 // Type-checked by tsc against the declarations the installed package exports (package.json
 // "exports" → "types"), as an application written in TypeScript would see them.
-import { WaterlineClient, WaterlineError, devToken, memoryStore, type Message, type Accepted } from '@waterline/client';
+import { WaterlineClient, WaterlineError, ChatLog, devToken, memoryStore, type Message, type Accepted, type MessageUpdate, type AttachmentDetail } from '@waterline/client';
 
 export async function converse(base: string): Promise<Accepted> {
   const client = new WaterlineClient({ urls: base, token: () => devToken(base, 'alice'), store: memoryStore() });
@@ -21,4 +21,28 @@ export async function converse(base: string): Promise<Accepted> {
     off();
     await client.close();
   }
+}
+
+/** §9 as an application types it: a reply with an attachment, an edit, a reaction, a delete, and the log's current state. */
+export async function change(client: WaterlineClient, chatId: string, file: Blob): Promise<Message | undefined> {
+  const off = client.on('update', (u: MessageUpdate) => {
+    const counts: Record<string, number> = u.message.reactions ?? {};
+    console.log(u.change, u.message.body, counts['👍'] ?? 0, u.message.deleted === true);
+  });
+  const uploaded: AttachmentDetail = await client.upload(chatId, file, { name: 'photo.png' });
+  const first = await client.send(chatId, 'the photo', { attachments: [uploaded.attachmentId] });
+  const reply = await client.send(chatId, 'nice', { replyTo: first.messageId });
+  await client.edit(chatId, reply.messageId, 'very nice');
+  const again: Accepted = await client.react(chatId, first.messageId, '👍', false);
+  if (again.unchanged) console.log('nothing to take back');
+  await client.deleteMessage(chatId, reply.messageId);
+  await client.delete(chatId, first.messageId);
+  const bytes: Blob = await client.download(uploaded.attachmentId);
+  console.log(bytes.size, client.attachmentUrl(uploaded.attachmentId));
+  const log = new ChatLog({ me: client.userId, keep: 50 });
+  for (const m of client.messages(chatId)) log.apply(m);
+  off();
+  // @ts-expect-error react's emoji is a string
+  void client.react(chatId, first.messageId, 1);
+  return log.get(first.messageId) ?? client.message(chatId, first.messageId);
 }

@@ -4,7 +4,7 @@
 // renders what the client says.
 import { WaterlineClient, localStorageStore, devToken } from '/client/index.js';
 import { h, byId, coalesce, newId, shortTime } from './dom.js';
-import { Conversation, Streams } from './conversation.js';
+import { Conversation, Streams, summary, sizeText } from './conversation.js';
 
 const USER_KEY = 'waterline-demo:user';
 const readKey = (user) => `waterline-demo:read:${user}`;
@@ -12,6 +12,9 @@ const tokenKey = (user) => `waterline-demo:token:${user}`;
 const NARROW = window.matchMedia('(max-width: 44rem)');
 
 let session = null;
+
+/** The messages a chat list counts and previews: text and streams (edits, reactions and unknown kinds are not messages). */
+const isShown = (m) => m.kind === 'text' || m.kind === 'stream';
 
 function validName(name) {
   if (name.length < 1 || name.length > 128) return 'A name is 1 to 128 characters.';
@@ -55,6 +58,10 @@ class Session {
   client;
   streams;
   conversation = null;
+  /** the message the composer answers, if any */
+  replyTo = null;
+  /** files attached in the composer: { key, name, state: 'uploading' | 'ready' | 'failed', detail, error } */
+  files = [];
   #offs = [];
   #countdown = null;
   #marked;
@@ -118,11 +125,16 @@ class Session {
       }
       this.#renderChats();
     });
+    this.#on('update', (e) => {
+      if (this.conversation?.chatId === e.chatId) this.conversation.update(e.message);
+      this.#renderChats();
+    });
     this.#on('accepted', (e) => this.conversation?.chatId === e.chatId && this.conversation.accepted(e));
     this.#on('retry', (e) => this.conversation?.chatId === e.chatId && this.conversation.retrying(e));
     this.#on('failed', (e) => {
       if (this.conversation?.chatId === e.chatId) this.conversation.failed(e);
-      else notice(`A message was not sent: ${e.message || e.code}`);
+      else if ((e.op ?? 'send') === 'send') notice(`A message was not sent: ${e.message || e.code}`);
+      else notice(`A change to a message was not saved (${e.op}): ${e.message || e.code}`);
     });
     this.#on('read', (e) => {
       if (this.conversation?.chatId === e.chatId) this.conversation.updateReads();
@@ -210,14 +222,15 @@ class Session {
     const list = byId('chat-list');
     const openId = this.conversation?.chatId;
     const chats = this.client.chats().map((c) => {
-      const messages = this.client.messages(c.chatId);
-      return { ...c, last: messages.at(-1), unread: messages.filter((m) => m.senderId !== this.me && m.seq > this.#readUpTo(c.chatId)).length };
+      const messages = this.client.messages(c.chatId).filter(isShown);
+      return { ...c, last: messages.at(-1),
+        unread: messages.filter((m) => m.senderId !== this.me && !m.deleted && m.seq > this.#readUpTo(c.chatId)).length };
     });
     // newest activity first; a chat with no message yet (just made) above them all
     chats.sort((a, b) => (b.last?.sentAt ?? '\uffff').localeCompare(a.last?.sentAt ?? '\uffff') || a.chatId.localeCompare(b.chatId));
     const items = chats.map((c) => {
       const name = this.#name(c);
-      const preview = c.last ? `${c.last.senderId === this.me ? 'You' : c.last.senderId}: ${c.last.kind === 'stream' ? '(a stream)' : c.last.body}` : 'No messages yet';
+      const preview = c.last ? `${c.last.senderId === this.me ? 'You' : c.last.senderId}: ${c.last.kind === 'stream' ? '(a stream)' : summary(c.last)}` : 'No messages yet';
       const unread = c.chatId !== openId && c.unread > 0
         ? h('span', { class: 'badge', 'data-testid': 'unread' }, String(c.unread), h('span', { class: 'sr-only' }, ' unread'))
         : null;
@@ -249,7 +262,14 @@ class Session {
   open(chatId) {
     const conversation = new Conversation({ client: this.client, me: this.me, chatId, streams: this.streams, announce,
       // the dismissed message held the focus: it goes where the next message is written
-      afterDismiss: () => byId('composer-body').focus() });
+      afterDismiss: () => byId('composer-body').focus(),
+      onReply: (m) => this.startReply(m) });
+    if (this.conversation?.chatId !== chatId) {
+      // a reply and attached files belong to the chat they were started in
+      this.cancelReply();
+      this.files = [];
+      this.drawFiles();
+    }
     this.conversation = conversation;
     byId('messages').replaceWith(conversation.log);
     byId('no-chat').hidden = true;
@@ -294,10 +314,67 @@ class Session {
   send(body) {
     const chatId = this.conversation.chatId;
     const correlationId = newId();
+    const options = { correlationId };
+    if (this.replyTo) options.replyTo = this.replyTo.messageId;
+    const ready = this.files.filter((f) => f.state === 'ready');
+    if (ready.length > 0) options.attachments = ready.map((f) => f.detail.attachmentId);
     // the client stores the send before it goes out; the promise settles through the events too
-    this.client.send(chatId, body, { correlationId }).catch(() => {});
+    this.client.send(chatId, body, options).catch(() => {});
     const pending = this.client.pending(chatId).find((p) => p.correlationId === correlationId);
-    this.conversation.addPending(pending ?? { correlationId, body, createdAt: new Date().toISOString() });
+    this.conversation.addPending(pending ?? { correlationId, body, createdAt: new Date().toISOString(), ...options });
+    this.cancelReply();
+    this.files = [];
+    this.drawFiles();
+  }
+
+  /** The composer answers m: a quote of it above the message box until sent or cancelled. */
+  startReply(m) {
+    this.replyTo = m;
+    byId('reply-bar').hidden = false;
+    byId('reply-sender').textContent = m.senderId === this.me ? 'yourself' : m.senderId;
+    byId('reply-text').textContent = summary(m);
+    byId('composer-body').focus();
+  }
+
+  cancelReply() {
+    this.replyTo = null;
+    byId('reply-bar').hidden = true;
+    byId('reply-text').textContent = '';
+  }
+
+  /** Uploads files as soon as they are picked: sent with the next message, which may then have no text. */
+  attach(fileList) {
+    const chatId = this.conversation?.chatId;
+    if (!chatId) return;
+    const max = 10;
+    for (const file of fileList) {
+      if (this.files.length >= max) {
+        byId('composer-error').textContent = `At most ${max} files go with one message.`;
+        break;
+      }
+      const f = { key: newId(), name: file.name || 'file', size: file.size, state: 'uploading', detail: null, error: null };
+      this.files.push(f);
+      this.client.upload(chatId, file, { name: f.name, contentType: file.type || undefined }).then((detail) => {
+        f.state = 'ready';
+        f.detail = detail;
+      }, (error) => {
+        f.state = 'failed';
+        f.error = error?.status === 413 || error?.code === 'too_large' ? 'too large' : (error?.message || error?.code || 'failed');
+      }).finally(() => this.drawFiles());
+    }
+    this.drawFiles();
+  }
+
+  drawFiles() {
+    const list = byId('composer-files');
+    list.replaceChildren(...this.files.map((f) => h('li', { class: 'file-chip', 'data-testid': 'composer-file', 'data-state': f.state },
+      h('span', {}, `📎 ${f.name} (${sizeText(f.size)})`, f.state === 'uploading' ? ' — uploading…' : f.state === 'failed' ? ` — not uploaded: ${f.error}` : ''),
+      h('button', { type: 'button', class: 'secondary', 'aria-label': `Remove ${f.name}`, onclick: () => {
+        this.files = this.files.filter((x) => x !== f);
+        this.drawFiles();
+        byId('composer-body').focus();
+      } }, '×'))));
+    list.hidden = this.files.length === 0;
   }
 
   async createChat(members, title) {
@@ -444,7 +521,12 @@ function setUp() {
     const text = body.value;
     const max = session.client.limits.maxBodyChars ?? 4000;
     byId('composer-error').textContent = '';
-    if (text.trim() === '') return;
+    if (session.files.some((f) => f.state === 'uploading')) {
+      byId('composer-error').textContent = 'A file is still uploading: send once it is done.';
+      return;
+    }
+    const withFiles = session.files.some((f) => f.state === 'ready');
+    if (text.trim() === '' && !withFiles) return;
     if (text.length > max) {
       byId('composer-error').textContent = `A message is at most ${max} characters (this one has ${text.length}).`;
       return;
@@ -456,7 +538,16 @@ function setUp() {
     if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();
       composer.requestSubmit();
-    }
+    } else if (ev.key === 'Escape' && session?.replyTo) session.cancelReply();
+  });
+  byId('reply-cancel').addEventListener('click', () => {
+    session?.cancelReply();
+    body.focus();
+  });
+  const file = byId('composer-file');
+  file.addEventListener('change', () => {
+    session?.attach([...file.files]);
+    file.value = '';
   });
 
   document.addEventListener('visibilitychange', () => session?.markRead());

@@ -1,0 +1,130 @@
+// The client's §9 operations against a real server (the packaged jar, see server.js): edits,
+// deletes, reactions and replies hold the same current state on the sender's side (its accepted
+// entries), on the other member's (live frames), and on a client that reads it all from history.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { WaterlineClient, WaterlineError } from '../src/index.js';
+import { TestServer } from './server.js';
+import { until, next } from './wait.js';
+
+let server;
+const run = Date.now().toString(36);
+const user = (name) => `${name}-${run}`;
+const opened = [];
+
+async function started(name) {
+  const c = new WaterlineClient({ urls: server.base, token: () => server.token(name) });
+  c.errors = [];
+  c.on('error', (e) => c.errors.push(e));
+  opened.push(c);
+  await c.start();
+  if (c.state !== 'open') await next(c, 'state', (e) => e.state === 'open');
+  return c;
+}
+
+/** What a page would show: the chat's messages in their current state, the fields that §9 changes. */
+function shown(c, chatId) {
+  return c.messages(chatId).map((m) => ({ seq: m.seq, body: m.body, kind: m.kind, edited: m.editedAt != null, deleted: m.deleted === true,
+    reactions: m.reactions, mine: m.myReactions, replyTo: m.replyTo ?? null, attachments: m.attachments ?? [] }));
+}
+
+before(async () => { server = await TestServer.start(); });
+after(async () => {
+  await Promise.all(opened.map((c) => c.close()));
+  await server?.dispose();
+});
+
+test('edit, react, reply and delete: sender, recipient and a later reader from history hold the same current state', async () => {
+  const alice = await started(user('alice'));
+  const bob = await started(user('bob'));
+  const chat = await alice.createChat([bob.userId], 'entries');
+  const updates = [];
+  bob.on('update', (u) => updates.push([u.change, u.message.seq]));
+
+  const first = await alice.send(chat.chatId, 'helo');
+  const second = await bob.send(chat.chatId, 'hi alice', { replyTo: first.messageId });
+  const edit = await alice.edit(chat.chatId, first.messageId, 'hello');
+  assert.ok(edit.seq > second.seq, 'an edit is an entry of its own, with its own seq');
+  await bob.react(chat.chatId, first.messageId, '👍');
+  await alice.react(chat.chatId, first.messageId, '👍');
+  await alice.react(chat.chatId, second.messageId, '🎉');
+  // a reaction that changes nothing makes no entry: answered with the target's seq
+  const again = await alice.react(chat.chatId, second.messageId, '🎉');
+  assert.equal(again.unchanged, true);
+  assert.equal(again.seq, second.seq);
+  const third = await bob.send(chat.chatId, 'oops');
+  const gone = await bob.delete(chat.chatId, third.messageId);
+  // deleting twice answers the first delete
+  const twice = await bob.deleteMessage(chat.chatId, third.messageId);
+  assert.equal(twice.seq, gone.seq);
+  const head = gone.seq;
+
+  await until([alice, bob], () => alice.cursor(chat.chatId) === head && bob.cursor(chat.chatId) === head, { what: `both at seq ${head}` });
+  const expected = (me) => [
+    { seq: 1, body: 'hello', kind: 'text', edited: true, deleted: false, reactions: { '👍': 2 }, mine: ['👍'], replyTo: null, attachments: [] },
+    { seq: 2, body: 'hi alice', kind: 'text', edited: false, deleted: false, reactions: { '🎉': 1 }, mine: me === 'alice' ? ['🎉'] : [], replyTo: first.messageId, attachments: [] },
+    { seq: third.seq, body: '', kind: 'text', edited: false, deleted: true, reactions: {}, mine: [], replyTo: null, attachments: [] },
+  ];
+  assert.deepEqual(shown(alice, chat.chatId), expected('alice'));
+  assert.deepEqual(shown(bob, chat.chatId), expected('bob'));
+  assert.deepEqual(updates.map(([change]) => change), ['edit', 'reaction', 'reaction', 'reaction', 'delete']);
+
+  // a second client of bob's with nothing stored reads the whole log from history: the same state
+  await bob.close();
+  const later = await started(user('bob'));
+  await until(later, () => later.cursor(chat.chatId) === head, { what: 'the later reader at the head' });
+  assert.deepEqual(shown(later, chat.chatId), expected('bob'));
+  // and the server's own answer for one message agrees
+  const one = await later.getMessage(chat.chatId, first.messageId);
+  assert.equal(one.body, 'hello');
+  assert.deepEqual(one.reactions, { '👍': 2 });
+});
+
+test('edit and delete of another\'s message are refused as forbidden; nothing changes', async () => {
+  const carol = await started(user('carol'));
+  const dave = await started(user('dave'));
+  const chat = await carol.createChat([dave.userId]);
+  const m = await carol.send(chat.chatId, 'mine');
+  const failed = [];
+  dave.on('failed', (f) => failed.push([f.op, f.code]));
+  await assert.rejects(dave.edit(chat.chatId, m.messageId, 'yours now'), (e) => e instanceof WaterlineError && e.code === 'forbidden');
+  await assert.rejects(dave.delete(chat.chatId, m.messageId), (e) => e.code === 'forbidden');
+  await assert.rejects(dave.react(chat.chatId, '01NOSUCHMESSAGE00000000000', '👍'), (e) => e.code === 'not_found');
+  assert.deepEqual(failed, [['edit', 'forbidden'], ['delete', 'forbidden'], ['react', 'not_found']]);
+  assert.equal(dave.pending().length, 0);
+  const after = await dave.send(chat.chatId, 'still fine');
+  await until([carol], () => carol.cursor(chat.chatId) === after.seq, { what: 'carol has dave\'s message' });
+  assert.deepEqual(carol.messages(chat.chatId).map((x) => x.body), ['mine', 'still fine']);
+});
+
+test('attachments: uploaded, sent, read back by the other member; a delete erases them', async () => {
+  const erin = await started(user('erin'));
+  const finn = await started(user('finn'));
+  const chat = await erin.createChat([finn.userId]);
+  const bytes = new Uint8Array(70_000).map((_, i) => (i * 31) % 251);
+  const up = await erin.upload(chat.chatId, new Blob([bytes], { type: 'application/x-test' }), { name: 'data.bin' });
+  assert.equal(up.size, bytes.length);
+  assert.equal(up.contentType, 'application/x-test');
+  assert.equal(up.name, 'data.bin');
+  // not the other member's to read until it is sent
+  await assert.rejects(finn.download(up.attachmentId), (e) => e.status === 404);
+  const sent = await erin.send(chat.chatId, '', { attachments: [up.attachmentId] });
+  const own = erin.message(chat.chatId, sent.messageId);
+  assert.deepEqual(own.attachments, [up.attachmentId]);
+  assert.equal(own.attachmentDetails[0].name, 'data.bin', 'the sender holds the details from its upload');
+  await until(finn, () => finn.cursor(chat.chatId) === sent.seq, { what: 'finn has the message' });
+  const theirs = finn.message(chat.chatId, sent.messageId);
+  assert.deepEqual(theirs.attachments, [up.attachmentId]);
+  assert.equal(theirs.attachmentDetails?.[0]?.sha256, up.sha256);
+  const blob = await finn.download(up.attachmentId);
+  assert.deepEqual(new Uint8Array(await blob.arrayBuffer()), bytes);
+  // served as a download of no runnable type: a type a browser could run or render is served as octet-stream
+  assert.equal(blob.type, 'application/octet-stream');
+  assert.equal(theirs.attachmentDetails[0].contentType, 'application/x-test', 'the type uploaded is kept in the details');
+
+  await erin.delete(chat.chatId, sent.messageId);
+  await until(finn, () => finn.message(chat.chatId, sent.messageId)?.deleted === true, { what: 'finn sees the delete' });
+  assert.deepEqual(finn.message(chat.chatId, sent.messageId).attachments, []);
+  await assert.rejects(finn.download(up.attachmentId), (e) => e.status === 404);
+  await assert.rejects(erin.download(up.attachmentId), (e) => e.status === 404);
+});
