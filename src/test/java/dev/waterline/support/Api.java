@@ -113,6 +113,12 @@ public final class Api {
         return send(b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body)));
     }
 
+    /** Any call with a raw text {@code body} of {@code contentType}. */
+    public Response callRaw(String method, String path, String token, String body, String contentType) {
+        return send(request(path, token).header("Content-Type", contentType)
+                .method(method, HttpRequest.BodyPublishers.ofString(body)));
+    }
+
     private HttpRequest.Builder request(String path, String token) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(10));
