@@ -172,6 +172,7 @@ class BlobTransfersIntegrationTests {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM stream_blobs WHERE stream_id = ?", Long.class, id)).isZero();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM blob_parts p WHERE NOT EXISTS"
                     + " (SELECT 1 FROM stream_blobs b WHERE b.blob_id = p.blob_id)"
+                    + " AND NOT EXISTS (SELECT 1 FROM attachments a WHERE a.blob_id = p.blob_id)"
                     + " AND NOT EXISTS (SELECT 1 FROM blob_removals r WHERE r.blob_id = p.blob_id)", Long.class)).isZero();
         });
     }

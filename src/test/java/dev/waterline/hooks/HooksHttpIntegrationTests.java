@@ -130,7 +130,8 @@ class HooksHttpIntegrationTests {
         receiver.respond((r, before) -> HookReceiver.Answer.status(accept.get() || !r.body().contains("a secret plan") ? 200 : 500));
         String hookId = httpHook(p, null);
         try (WsClient alice = WsClient.connectWelcomed(port, p.alice())) {
-            String id = send(alice, p.chat(), "a secret plan", 1).getFirst().get("messageId").asString();
+            alice.sendMessage("hk-m", p.chat(), "a secret plan");
+            String id = alice.answer("hk-m").get("messageId").asString();
             alice.send(Map.of("type", "react", "correlationId", "hk-r", "chatId", p.chat(), "messageId", id, "emoji", "👀"));
             String reaction = alice.answer("hk-r").get("messageId").asString();
             await().atMost(WAIT).until(() -> !receiver.requestsFor(hookId + ":" + reaction).isEmpty());
