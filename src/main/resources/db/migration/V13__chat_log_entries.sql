@@ -2,10 +2,12 @@
 -- and a reaction are entries of the chat's history with their own seq, written by the group commit
 -- like a message. The columns below are null on the kinds that do not use them. Adding nullable
 -- columns rewrites nothing.
+-- The new check is added NOT VALID (no scan under the table's exclusive lock) and validated after,
+-- under a lock that lets writes go on.
 ALTER TABLE message_history DROP CONSTRAINT IF EXISTS message_history_kind_check;
 ALTER TABLE message_history
     ADD CONSTRAINT message_history_kind_check
-        CHECK (kind IN ('text', 'stream', 'edit', 'delete', 'reaction', 'member')),
+        CHECK (kind IN ('text', 'stream', 'edit', 'delete', 'reaction', 'member')) NOT VALID,
     ADD COLUMN reply_to    TEXT,          -- text: the messageId it answers (same chat)
     ADD COLUMN target_id   TEXT,          -- edit, delete, reaction: the messageId it changes
     ADD COLUMN emoji       TEXT,          -- reaction
@@ -13,6 +15,8 @@ ALTER TABLE message_history
     -- the current state of a text entry, kept by the entries that change it, in their commit:
     ADD COLUMN edited_at   TIMESTAMPTZ,   -- the last edit's time
     ADD COLUMN deleted_seq BIGINT;        -- the delete entry's seq (a second delete answers it)
+
+ALTER TABLE message_history VALIDATE CONSTRAINT message_history_kind_check;
 
 -- A delete finds the edits of its target to erase their text, and a history page never needs it:
 -- partial, so the text messages (nearly every row) pay nothing for it. Keyed by chat first, like

@@ -77,14 +77,14 @@ class HookCommitRepository {
     /**
      * 1: text[] message ids. A delete erased these entries' text (PROTOCOL.md §9, M1): their
      * deliveries' payloads, pending or dead, lose it too (the body, and a text entry's reply and
-     * files); by hook_deliveries_by_message.
+     * files); by hook_deliveries_by_message. An offline event's payload carries no text.
      */
     private static final String ERASE_PAYLOADS = """
             UPDATE hook_deliveries
             SET payload = (CASE WHEN payload::jsonb ->> 'kind' = 'text'
                                 THEN payload::jsonb || '{"replyTo": null, "attachments": null}'::jsonb
                                 ELSE payload::jsonb END || '{"body": ""}'::jsonb)::text
-            WHERE message_id = ANY (?::text[])
+            WHERE message_id = ANY (?::text[]) AND event = 'message'
             """;
 
     /** Erases the text of {@code messageIds} from their deliveries' payloads. */

@@ -31,7 +31,7 @@ import dev.waterline.commit.EntryFields;
  *     participants, from {@link #erased}).</li>
  * <li>{@code react}: a {@code text} message not deleted; a change that changes nothing is answered
  *     with the target and makes no entry; more than {@code maxReactions} distinct emoji of one user
- *     on one message is {@code invalid}.</li>
+ *     on one message, or a new emoji past {@code maxDistinct} on the message, is {@code invalid}.</li>
  * </ul>
  */
 final class Entries {
@@ -51,11 +51,11 @@ final class Entries {
 
     /**
      * What the database holds: the named messages by id, each (target, user)'s reactions on it
-     * (by {@link #pair}), the named files by id, and the ids of the edits of each message a delete
-     * names.
+     * (by {@link #pair}), the distinct emoji on each message a reaction names, the named files by
+     * id, and the ids of the edits of each message a delete names.
      */
-    record Known(Map<String, Target> targets, Map<String, Set<String>> reactions, Map<String, Attachment> attachments,
-                 Map<String, List<String>> edits) {
+    record Known(Map<String, Target> targets, Map<String, Set<String>> reactions, Map<String, Set<String>> emoji,
+                 Map<String, Attachment> attachments, Map<String, List<String>> edits) {
     }
 
     sealed interface Decision {
@@ -90,6 +90,9 @@ final class Entries {
 
     private final Known known;
     private final int maxReactions;
+    private final int maxDistinct;
+    /** Each touched message's distinct emoji, as the batch has left them so far. */
+    private final Map<String, Set<String>> emojiNow = new HashMap<>();
     /** Deletions made in this batch, by target id. */
     private final Map<String, Deletion> deletedHere = new HashMap<>();
     /** Each touched (target, user)'s reactions as the batch has left them so far. */
@@ -104,13 +107,19 @@ final class Entries {
     private final Map<String, List<String>> editsHere = new HashMap<>();
     private final Set<String> erased = new LinkedHashSet<>();
 
-    Entries(Known known, int maxReactions) {
+    Entries(Known known, int maxReactions, int maxDistinct) {
         this.known = known;
         this.maxReactions = maxReactions;
+        this.maxDistinct = maxDistinct;
     }
 
     static String pair(String targetId, String userId) {
         return targetId + '\u0000' + userId;
+    }
+
+    /** Whether {@code kind} is a change to another entry (edit, delete, reaction). */
+    static boolean concernsKind(String kind) {
+        return SendRequest.EDIT.equals(kind) || SendRequest.DELETE.equals(kind) || SendRequest.REACTION.equals(kind);
     }
 
     /** Whether {@code s} must be decided here (it names another entry or a file). */
@@ -174,11 +183,11 @@ final class Entries {
             return new Refuse("invalid", "only text messages can be " + past(s.kind()) + "; this entry is a " + t.kind());
         }
         if (SendRequest.DELETE.equals(s.kind())) {
-            if (deletion != null) {
-                return new AlreadyDeleted(s.chatId(), deletion);
-            }
             if (!t.senderId().equals(s.senderId())) {
                 return new Refuse("forbidden", "only its sender may delete a message");
+            }
+            if (deletion != null) {
+                return new AlreadyDeleted(s.chatId(), deletion);
             }
             return new Make(EntryFields.of().with("targetId", t.messageId()).members());
         }
@@ -198,6 +207,10 @@ final class Entries {
         if (refs.on() && mine.size() >= maxReactions) {
             return new Refuse("invalid", "at most " + maxReactions + " different reactions per user on one message");
         }
+        Set<String> onMessage = emojiOn(t.messageId());
+        if (refs.on() && !onMessage.contains(refs.emoji()) && onMessage.size() >= maxDistinct) {
+            return new Refuse("invalid", "at most " + maxDistinct + " different reactions on one message");
+        }
         return new Make(EntryFields.of().with("targetId", t.messageId()).with("emoji", refs.emoji()).with("on", refs.on())
                 .members());
     }
@@ -208,6 +221,11 @@ final class Entries {
             case SendRequest.DELETE -> "deleted";
             default -> "reacted to";
         };
+    }
+
+    /** The distinct emoji on {@code targetId} as the batch has left them so far (an emoji taken back by its last user may stay: an upper bound). */
+    private Set<String> emojiOn(String targetId) {
+        return emojiNow.computeIfAbsent(targetId, k -> new HashSet<>(known.emoji().getOrDefault(k, Set.of())));
     }
 
     private Set<String> reactions(String targetId, String userId) {
@@ -238,6 +256,7 @@ final class Entries {
                 String key = pair(refs.targetId(), s.senderId()) + '\u0000' + refs.emoji();
                 if (refs.on()) {
                     mine.add(refs.emoji());
+                    emojiOn(refs.targetId()).add(refs.emoji());
                     putOnAt.put(key, seq);
                 }
                 else {

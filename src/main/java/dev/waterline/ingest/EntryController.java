@@ -42,6 +42,8 @@ import tools.jackson.databind.JsonNode;
 @RestController
 class EntryController {
 
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+
     private final Ingest ingest;
     private final SendLimits limits;
     private final WaterlineMetrics metrics;
@@ -53,8 +55,9 @@ class EntryController {
         this.limits = limits;
         this.metrics = metrics;
         this.loops = loops;
-        // the answer comes after the commit: at most its timeout, the linger and a margin
-        this.waitMillis = inbound.commitTimeout().toMillis() + inbound.linger().toMillis() + 5_000;
+        // the answer comes after the commit: at most one timeout per attempt of the batch (a retry
+        // after a key race), the linger and a margin
+        this.waitMillis = inbound.commitTimeout().toMillis() * Math.max(1, inbound.retries()) + inbound.linger().toMillis() + 5_000;
     }
 
     @Operation(summary = "Edit a message (its sender only; text messages only): the edit entry (PROTOCOL.md §9)")
@@ -71,7 +74,7 @@ class EntryController {
             throw new ApiException(HttpStatus.CONTENT_TOO_LARGE, "too_large", "body longer than " + limits.maxBodyChars() + " characters");
         }
         String corr = correlation(key);
-        return commit(reply -> SendRequest.edit(user, corr, chatId, id(messageId), text.asString(), reply), chatId, messageId, user);
+        return commit(reply -> SendRequest.edit(user, corr, chatId, id(messageId), text.asString(), reply), corr, messageId, user);
     }
 
     @Operation(summary = "Delete a message (its sender only): erases its text, its edits' and its files; the delete entry")
@@ -80,7 +83,7 @@ class EntryController {
                                   @PathVariable String messageId, @RequestHeader(name = "Idempotency-Key", required = false) String key) {
         String user = ApiAuthentication.userId(request);
         String corr = correlation(key);
-        return commit(reply -> SendRequest.delete(user, corr, chatId, id(messageId), reply), chatId, messageId, user);
+        return commit(reply -> SendRequest.delete(user, corr, chatId, id(messageId), reply), corr, messageId, user);
     }
 
     @Operation(summary = "Put a reaction on a message (emoji percent-encoded): the reaction entry, or unchanged")
@@ -106,7 +109,7 @@ class EntryController {
             throw ApiException.invalid("emoji must be 1-" + SendFrames.MAX_EMOJI + " characters without control characters");
         }
         String corr = correlation(key);
-        return commit(reply -> SendRequest.react(user, corr, chatId, id(messageId), emoji, on, reply), chatId, messageId, user);
+        return commit(reply -> SendRequest.react(user, corr, chatId, id(messageId), emoji, on, reply), corr, messageId, user);
     }
 
     private static String id(String messageId) {
@@ -127,12 +130,12 @@ class EntryController {
         return key;
     }
 
-    /** Queues the entry {@code make} builds, waits for its commit and answers it. */
-    private ResponseEntity<byte[]> commit(Function<SendReply, SendRequest> make, String chatId, String messageId,
-                                          String user) {
-        if (InputGate.idProblem(chatId, 1, SendFrames.MAX_CHAT_ID) != null) {
-            throw ApiException.notFound();
-        }
+    /**
+     * Queues the entry {@code make} builds, waits for its commit and answers it, with the key it
+     * was made under in the {@code Idempotency-Key} header (the server's own when the request had
+     * none), so that a client whose answer was lost can retry without making a second entry.
+     */
+    private ResponseEntity<byte[]> commit(Function<SendReply, SendRequest> make, String key, String messageId, String user) {
         CompletableFuture<Map<String, Object>> answer = new CompletableFuture<>();
         SendRequest request = make.apply(new SendReply() {
             @Override
@@ -150,6 +153,9 @@ class EntryController {
                 answer.completeExceptionally(refusal(code, message));
             }
         });
+        if (InputGate.idProblem(request.chatId(), 1, SendFrames.MAX_CHAT_ID) != null) {
+            throw ApiException.notFound();
+        }
         if (!ingest.offer(request)) {
             metrics.rejected(ingest.isRunning() ? "overloaded" : "unavailable").increment();
             throw ingest.isRunning()
@@ -157,7 +163,8 @@ class EntryController {
                     : new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the server is shutting down; retry", 1);
         }
         try {
-            return Json.answer(HttpStatus.OK, answer.get(waitMillis, TimeUnit.MILLISECONDS));
+            ResponseEntity<byte[]> ok = Json.answer(HttpStatus.OK, answer.get(waitMillis, TimeUnit.MILLISECONDS));
+            return ResponseEntity.status(ok.getStatusCode()).headers(ok.getHeaders()).header(IDEMPOTENCY_KEY, key).body(ok.getBody());
         }
         catch (ExecutionException e) {
             metrics.rejected(((ApiException) e.getCause()).code()).increment();
@@ -170,7 +177,7 @@ class EntryController {
             loops.failed(Ingest.LOOP, "no answer to a REST entry of " + user + " on message " + messageId + " within "
                     + waitMillis + " ms", e);
             throw new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "unavailable",
-                    "no answer in time; the outcome is unknown, retry with the same Idempotency-Key", 1);
+                    "no answer in time; the outcome is unknown: retry with the header Idempotency-Key: " + key, 1);
         }
     }
 

@@ -24,10 +24,11 @@ class EntryRepository {
 
     /**
      * 1: text[] message ids (targets and replies). The named messages, with the delete that erased
-     * each (if one did). By the unique message id; the caller checks the chat.
+     * each (if one did: deleted_seq; the delete's own row, for its id and time, unless retention
+     * took it first). By the unique message id; the caller checks the chat.
      */
     private static final String TARGETS = """
-            SELECT h.message_id, h.chat_id, h.seq, h.kind, h.sender_id, h.sent_at, d.message_id, d.seq, d.sent_at
+            SELECT h.message_id, h.chat_id, h.seq, h.kind, h.sender_id, h.sent_at, h.deleted_seq, d.message_id, d.sent_at
             FROM message_history h
             LEFT JOIN message_history d ON d.chat_id = h.chat_id AND d.seq = h.deleted_seq
             WHERE h.message_id = ANY (?::text[])
@@ -41,13 +42,25 @@ class EntryRepository {
             JOIN message_reactions r ON r.chat_id = h.chat_id AND r.target_seq = h.seq AND r.user_id = u.user_id
             """;
 
+    /** 1: text[] target ids of reactions. The distinct emoji on each (at most max-distinct-reactions a message). */
+    private static final String EMOJI = """
+            SELECT DISTINCT u.target_id, r.emoji
+            FROM unnest(?::text[]) AS u(target_id)
+            JOIN message_history h ON h.message_id = u.target_id
+            JOIN message_reactions r ON r.chat_id = h.chat_id AND r.target_seq = h.seq
+            """;
+
     /**
-     * 1: text[] attachment ids. The named files, locked (in id order) so that the orphan sweep
-     * cannot delete one this batch is about to send.
+     * 1: text[] attachment ids, 2: text[] the batch's chats, 3: text[] its senders. The named files
+     * of the batch's chats and senders (no other can be sent by it), locked (in id order) so that
+     * the orphan sweep cannot delete one this batch is about to send; a file of another chat is not
+     * locked, so a batch never waits on a row of a chat it does not hold.
      */
     private static final String ATTACHMENTS = """
             SELECT attachment_id, chat_id, uploader_id, state = 'stored' AND message_seq IS NULL, content_type, size, name, sha256
-            FROM attachments WHERE attachment_id = ANY (?::text[]) ORDER BY attachment_id FOR UPDATE
+            FROM attachments
+            WHERE attachment_id = ANY (?::text[]) AND chat_id = ANY (?::text[]) AND uploader_id = ANY (?::text[])
+            ORDER BY attachment_id FOR UPDATE
             """;
 
     /** 1: text[] target ids of deletes. The edits of each (their text goes with it). */
@@ -58,8 +71,8 @@ class EntryRepository {
             WHERE t.message_id = ANY (?::text[])
             """;
 
-    private static final String READS = TARGETS.strip() + ";\n" + REACTIONS.strip() + ";\n" + ATTACHMENTS.strip() + ";\n"
-            + EDITS.strip();
+    private static final String READS = TARGETS.strip() + ";\n" + REACTIONS.strip() + ";\n" + EMOJI.strip() + ";\n"
+            + ATTACHMENTS.strip() + ";\n" + EDITS.strip();
 
     /**
      * History rows with every entry's fields. 1: sent_at, 2..13: pairwise arrays of chat id, seq,
@@ -149,13 +162,19 @@ class EntryRepository {
         List<String> pairUsers = new ArrayList<>();
         Set<String> files = new LinkedHashSet<>();
         Set<String> deletes = new LinkedHashSet<>();
+        Set<String> reacted = new LinkedHashSet<>();
+        Set<String> chats = new LinkedHashSet<>();
+        Set<String> senders = new LinkedHashSet<>();
         for (SendRequest s : requests) {
+            chats.add(s.chatId());
+            senders.add(s.senderId());
             SendRequest.Refs r = s.refs();
             if (r.targetId() != null) {
                 ids.add(r.targetId());
                 if (SendRequest.REACTION.equals(s.kind())) {
                     pairTargets.add(r.targetId());
                     pairUsers.add(s.senderId());
+                    reacted.add(r.targetId());
                 }
                 if (SendRequest.DELETE.equals(s.kind())) {
                     deletes.add(r.targetId());
@@ -168,24 +187,32 @@ class EntryRepository {
         }
         Map<String, Entries.Target> targets = new HashMap<>();
         Map<String, Set<String>> reactions = new HashMap<>();
+        Map<String, Set<String>> emoji = new HashMap<>();
         Map<String, Entries.Attachment> attachments = new HashMap<>();
         Map<String, List<String>> edits = new HashMap<>();
         Statements.run(jdbc, READS, List.of(
                 rs -> {
-                    String deleteId = rs.getString(7);
+                    long deletedSeq = rs.getLong(7);
+                    boolean deleted = !rs.wasNull();
+                    String sentAt = rs.getTimestamp(6).toInstant().toString();
+                    // deleted is the target's own mark; the delete's row names the answer (the target's, if it is gone)
+                    String deleteId = rs.getString(8);
+                    java.sql.Timestamp deleteAt = rs.getTimestamp(9);
                     targets.put(rs.getString(1), new Entries.Target(rs.getString(1), rs.getString(2), rs.getLong(3),
-                            rs.getString(4), rs.getString(5), rs.getTimestamp(6).toInstant().toString(),
-                            deleteId == null ? null
-                                    : new Entries.Deletion(deleteId, rs.getLong(8), rs.getTimestamp(9).toInstant().toString())));
+                            rs.getString(4), rs.getString(5), sentAt, !deleted ? null : new Entries.Deletion(
+                                    deleteId == null ? rs.getString(1) : deleteId, deletedSeq,
+                                    deleteAt == null ? sentAt : deleteAt.toInstant().toString())));
                 },
                 rs -> reactions.computeIfAbsent(Entries.pair(rs.getString(1), rs.getString(2)), k -> new LinkedHashSet<>())
                         .add(rs.getString(3)),
+                rs -> emoji.computeIfAbsent(rs.getString(1), k -> new LinkedHashSet<>()).add(rs.getString(2)),
                 rs -> attachments.put(rs.getString(1), new Entries.Attachment(rs.getString(1), rs.getString(2), rs.getString(3),
                         rs.getBoolean(4), rs.getString(5), rs.getLong(6), rs.getString(7), rs.getString(8))),
                 rs -> edits.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2))),
                 ids.toArray(String[]::new), pairTargets.toArray(String[]::new), pairUsers.toArray(String[]::new),
-                files.toArray(String[]::new), deletes.toArray(String[]::new));
-        return new Entries.Known(targets, reactions, attachments, edits);
+                reacted.toArray(String[]::new), files.toArray(String[]::new), chats.toArray(String[]::new),
+                senders.toArray(String[]::new), deletes.toArray(String[]::new));
+        return new Entries.Known(targets, reactions, emoji, attachments, edits);
     }
 
     /** The writes {@code entries} decided, to run after the history rows, in order. */

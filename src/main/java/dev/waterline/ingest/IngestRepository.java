@@ -51,12 +51,16 @@ class IngestRepository {
      */
     private static final String USED_KEYS = """
             SELECT k.sender_id, k.correlation_id, k.chat_id, k.seq, k.message_id, k.sent_at,
-                   k.created_at > now() - (? * interval '1 millisecond') AS live
+                   k.created_at > now() - (? * interval '1 millisecond') AS live,
+                   e.kind, e.target_id, e.emoji, e.reaction_on
             FROM unnest(?::text[], ?::text[]) AS u(sender_id, correlation_id)
             CROSS JOIN LATERAL (
                 SELECT * FROM send_idempotency i
                 WHERE i.sender_id = u.sender_id AND i.correlation_id = u.correlation_id
                 LIMIT 1) k
+            LEFT JOIN LATERAL (
+                SELECT h.kind, h.target_id, h.emoji, h.reaction_on FROM message_history h
+                WHERE h.chat_id = k.chat_id AND h.seq = k.seq) e ON true
             """;
 
     /**
@@ -167,12 +171,14 @@ class IngestRepository {
     private final List<CommitParticipant> participants;
     private final EntryRepository entryStore;
     private final int maxReactions;
+    private final int maxDistinct;
 
     IngestRepository(JdbcTemplate jdbc, PlatformTransactionManager transactions, InboundProperties properties,
                      List<CommitParticipant> participants, EntryRepository entryStore, MessageProperties messages) {
         this.jdbc = jdbc;
         this.entryStore = entryStore;
         this.maxReactions = messages.maxReactionsPerUser();
+        this.maxDistinct = messages.maxDistinctReactions();
         this.participants = List.copyOf(participants);
         this.tx = new TransactionTemplate(transactions);
         // each statement gets what is left of it as its timeout (Spring applies it through the
@@ -200,11 +206,18 @@ class IngestRepository {
         String[] chatIds = sends.stream().map(SendRequest::chatId).distinct().sorted().toArray(String[]::new);
         Map<String, Long> lastSeq = new HashMap<>();
         Map<String, TreeSet<String>> members = new HashMap<>();
+        Map<SendRequest.Key, SendRequest> byKey = new HashMap<>();
+        sends.forEach(s -> byKey.put(s.key(), s));
         Statements.run(jdbc, READS, List.of(
                 rs -> {
                     if (rs.getBoolean(7)) {
-                        outcomes.put(new SendRequest.Key(rs.getString(1), rs.getString(2)), new Accepted(
-                                rs.getString(5), rs.getString(3), rs.getLong(4), rs.getTimestamp(6).toInstant().toString(), true, false));
+                        SendRequest.Key key = new SendRequest.Key(rs.getString(1), rs.getString(2));
+                        Object on = rs.getObject(11);
+                        outcomes.put(key, sameRequest(byKey.get(key), rs.getString(8), rs.getString(9), rs.getString(10), (Boolean) on)
+                                ? new Accepted(rs.getString(5), rs.getString(3), rs.getLong(4), rs.getTimestamp(6).toInstant().toString(),
+                                        true, false)
+                                : new Rejected("invalid", "this correlationId was used by another request (a different kind,"
+                                        + " message or reaction); use a new one"));
                     }
                 },
                 rs -> lastSeq.put(rs.getString(1), rs.getLong(2)),
@@ -230,7 +243,7 @@ class IngestRepository {
         // on what the database holds of what they name: one more round trip, only for a batch
         // that has one, under the chat locks already held.
         Entries entries = namesOthers
-                ? new Entries(entryStore.read(valid.stream().filter(Entries::concerns).toList()), maxReactions)
+                ? new Entries(entryStore.read(valid.stream().filter(Entries::concerns).toList()), maxReactions, maxDistinct)
                 : null;
 
         Map<String, Long> nextSeq = new HashMap<>();
@@ -349,6 +362,26 @@ class IngestRepository {
             throw new KeyTaken();
         }
         return new Result(outcomes, contributions, 0);
+    }
+
+    /**
+     * Whether a retry {@code s} asks for what the entry its key made was ({@code kind}, its target,
+     * emoji and {@code on}; all null when retention took the entry): an edit, delete or reaction
+     * answers the first only when it is the same change, so that a key reused for another change
+     * is refused, not answered as if it had been made. A send is answered as it always was.
+     */
+    private static boolean sameRequest(SendRequest s, String kind, String targetId, String emoji, Boolean on) {
+        if (s == null || kind == null) {
+            return true;
+        }
+        boolean entry = Entries.concernsKind(s.kind()) || Entries.concernsKind(kind);
+        if (!entry) {
+            return true;
+        }
+        SendRequest.Refs r = s.refs();
+        return kind.equals(s.kind()) && java.util.Objects.equals(targetId, r.targetId())
+                && java.util.Objects.equals(emoji, r.emoji())
+                && (!SendRequest.REACTION.equals(kind) || java.util.Objects.equals(on, r.on()));
     }
 
     /** This attempt's transaction as the participants join it: statements they add run after ingest's writes. */

@@ -27,12 +27,17 @@ class EntriesUnitTests {
     static final Entries.Target ELSEWHERE = new Entries.Target("m-3", "other", 1, "text", "alice", "t3", null);
 
     static Entries entries(Map<String, Set<String>> reactions, Map<String, List<String>> edits, int max) {
+        return entries(reactions, Map.of(), edits, max, 50);
+    }
+
+    static Entries entries(Map<String, Set<String>> reactions, Map<String, Set<String>> emoji, Map<String, List<String>> edits,
+                           int max, int distinct) {
         Map<String, Entries.Target> targets = new HashMap<>();
         for (Entries.Target t : List.of(HELLO, OPENING, ELSEWHERE)) {
             targets.put(t.messageId(), t);
         }
         Entries.Attachment file = new Entries.Attachment("a-1", "chat", "alice", true, "image/png", 10, "x.png", "ab");
-        return new Entries(new Entries.Known(targets, reactions, Map.of("a-1", file), edits), max);
+        return new Entries(new Entries.Known(targets, reactions, emoji, Map.of("a-1", file), edits), max, distinct);
     }
 
     static Entries.Decision decideAndMake(Entries e, SendRequest s, long seq) {
@@ -79,6 +84,22 @@ class EntriesUnitTests {
         assertThat(decideAndMake(e, SendRequest.react("bob", "r3", "chat", "m-1", "c", true, NOBODY), 7)).isInstanceOf(Entries.Make.class);
         assertThat(e.reactionsOff()).containsExactly(new Entries.Reaction("chat", 1, "bob", "a", 0));
         assertThat(e.reactionsOn()).containsExactly(new Entries.Reaction("chat", 1, "bob", "c", 7));
+    }
+
+    @Test
+    void aMessageCarriesAtMostTheDistinctEmojiAllowedButAnEmojiAlreadyOnItMayBeAddedByAnother() {
+        Entries e = entries(Map.of(), Map.of("m-1", Set.of("a", "b")), Map.of(), 20, 3);
+        assertThat(decideAndMake(e, SendRequest.react("bob", "r1", "chat", "m-1", "c", true, NOBODY), 5)).isInstanceOf(Entries.Make.class);
+        assertThat(decideAndMake(e, SendRequest.react("carol", "r2", "chat", "m-1", "d", true, NOBODY), 6))
+                .isEqualTo(new Entries.Refuse("invalid", "at most 3 different reactions on one message"));
+        assertThat(decideAndMake(e, SendRequest.react("carol", "r3", "chat", "m-1", "a", true, NOBODY), 7)).isInstanceOf(Entries.Make.class);
+    }
+
+    @Test
+    void aStrangersDeleteOfADeletedMessageIsForbiddenNotTheFirstDeletesAnswer() {
+        Entries e = entries(Map.of(), Map.of(), 20);
+        assertThat(decideAndMake(e, SendRequest.delete("alice", "d1", "chat", "m-1", NOBODY), 5)).isInstanceOf(Entries.Make.class);
+        assertThat(e.decide(SendRequest.delete("bob", "d2", "chat", "m-1", NOBODY))).extracting("code").isEqualTo("forbidden");
     }
 
     @Test

@@ -296,6 +296,9 @@ class MessageEntriesIntegrationTests {
         Api.Response again = api.call("PUT", path + "/reactions/" + emoji, p.bob(), null);
         assertThat(again.body().get("unchanged").asBoolean()).isTrue();
         assertThat(one(p.bob(), p.chat(), id).get("myReactions")).extracting(JsonNode::asString).containsExactly("🚀");
+        Api.Response reused = api.call("DELETE", path + "/reactions/" + emoji, p.bob(), null, "Idempotency-Key",
+                on.headers().firstValue("Idempotency-Key").orElseThrow());
+        assertThat(reused.status()).as("a key that put the reaction on cannot take it back: " + reused.text()).isEqualTo(400);
         Api.Response off = api.call("DELETE", path + "/reactions/" + emoji, p.bob(), null);
         assertThat(off.status()).isEqualTo(200);
         assertThat(off.body().get("seq").asLong()).isGreaterThan(on.body().get("seq").asLong());

@@ -19,7 +19,7 @@ public final class Api {
     public static final JsonMapper JSON = JsonMapper.builder().build();
 
     /** An answer: its status, its body as JSON (null when empty or not JSON), and its text. */
-    public record Response(int status, JsonNode body, String text) {
+    public record Response(int status, JsonNode body, String text, java.net.http.HttpHeaders headers) {
     }
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -136,7 +136,7 @@ public final class Api {
                     && r.headers().firstValue("Content-Type").orElse("").contains("json")) {
                 body = JSON.readTree(r.body());
             }
-            return new Response(r.statusCode(), body, r.body());
+            return new Response(r.statusCode(), body, r.body(), r.headers());
         }
         catch (IOException e) {
             throw new IllegalStateException(e);

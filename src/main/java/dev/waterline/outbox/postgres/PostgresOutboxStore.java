@@ -49,12 +49,16 @@ class PostgresOutboxStore implements OutboxStore {
 
     /**
      * 1: text[] message ids. A scan of the outbox (it has no index but its id, on purpose: every
-     * message pays for an index, and a delete is rare); the table holds only what is in delivery or
-     * waiting for reclaim.
+     * message would pay for one, and a delete is rare); the table holds only what is in delivery or
+     * waiting for reclaim. The rows are locked in id order, the order reclaim deletes in, so the two
+     * never wait on each other crosswise.
      */
     private static final String ERASE = """
-            UPDATE outbox SET body = '', extra = CASE WHEN kind = 'text' THEN NULL ELSE extra END
-            WHERE message_id = ANY (?::text[]) AND (body <> '' OR (kind = 'text' AND extra IS NOT NULL))
+            UPDATE outbox o SET body = '', extra = CASE WHEN o.kind = 'text' THEN NULL ELSE o.extra END
+            FROM (SELECT id FROM outbox
+                  WHERE message_id = ANY (?::text[]) AND (body <> '' OR (kind = 'text' AND extra IS NOT NULL))
+                  ORDER BY id FOR UPDATE) doomed
+            WHERE o.id = doomed.id
             """;
 
     /**
