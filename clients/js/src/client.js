@@ -30,6 +30,10 @@ const RETRY = new Set(RETRIABLE);
 const FINAL = new Set(['invalid', 'too_large', 'not_found', 'forbidden']);
 const UNKNOWN_CODE_RETRIES = 5;
 const OPEN = 1;
+/** A client sends typing at most this often per chat (PROTOCOL.md §10). */
+const TYPING_EVERY_MS = 3000;
+/** How long another member's typing frame is shown (PROTOCOL.md §10). */
+const TYPING_SHOWN_MS = 5000;
 
 export class WaterlineError extends Error {
   constructor(code, message, details = {}) {
@@ -159,6 +163,8 @@ export class WaterlineClient {
   #subs = new Map();
   /** what upload() answered, by attachmentId: an own send names its attachments with these */
   #uploads = new Map();
+  #typingSent = new Map();
+  #typists = new Map();
   #stats = { connects: 0, welcomes: 0, pings: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
   #onOnline = () => this.#reconnectNow();
   #onPageHide = () => { for (const chat of this.#chats.values()) if (chat.dirty) this.#persistChat(chat, true); };
@@ -230,6 +236,8 @@ export class WaterlineClient {
     }
     for (const s of this.#pending.values()) clearTimeout(s.timer);
     for (const sub of [...this.#subs.values()]) sub.close();
+    for (const of of this.#typists.values()) for (const timer of of.values()) clearTimeout(timer);
+    this.#typists.clear();
     for (const chat of this.#chats.values()) {
       clearTimeout(chat.gapTimer);
       chat.gapTimer = null;
@@ -375,6 +383,7 @@ export class WaterlineClient {
       case 'accepted': return this.#onAccepted(f);
       case 'error': return this.#onError(f);
       case 'read': return this.#onRead(f);
+      case 'typing': return this.#onTyping(f);
       case 'chunk': return this.#onChunk(this.#subs.get(f.streamId), f);
       case 'stream': return this.#onStreamState(this.#subs.get(f.streamId), f);
       case 'pong': case 'appended': return undefined;
@@ -544,6 +553,7 @@ export class WaterlineClient {
         continue;
       }
       this.#stats.delivered++;
+      if (entry.senderId !== this.#userId) this.#stoppedTyping(chat.chatId, entry.senderId);
       this.#events.emit('message', entry);
       for (const message of updated) {
         this.#events.emit('update', { chatId: chat.chatId, messageId: message.messageId, change: entry.kind, message, entry });
@@ -759,6 +769,45 @@ export class WaterlineClient {
       this.#persistChat(chat);
     }
     this.#events.emit('read', { chatId: f.chatId, userId: f.userId, seq: f.seq });
+  }
+
+  // ---------------------------------------------------------------- typing (PROTOCOL.md §10)
+
+  /**
+   * Says the user is typing in the chat: call it on every keystroke; a frame goes out at most
+   * once per TYPING_EVERY_MS per chat, and only while connected (a typing indicator is never
+   * queued: it would be stale by the time it arrived).
+   */
+  typing(chatId) {
+    const now = Date.now();
+    const last = this.#typingSent.get(chatId) ?? -Infinity;
+    if (now - last < TYPING_EVERY_MS) return false;
+    const conn = this.#conn?.welcomed ? this.#conn : null;
+    if (!this.#frame(conn, { type: 'typing', chatId })) return false;
+    this.#typingSent.set(chatId, now);
+    return true;
+  }
+
+  /** Who is typing in the chat now (each shown for TYPING_SHOWN_MS after their last frame). */
+  typists(chatId) { return [...(this.#typists.get(chatId)?.keys() ?? [])]; }
+
+  #onTyping(f) {
+    if (f.userId === this.#userId) return;
+    let of = this.#typists.get(f.chatId);
+    if (!of) this.#typists.set(f.chatId, (of = new Map()));
+    const shown = of.has(f.userId);
+    clearTimeout(of.get(f.userId));
+    of.set(f.userId, setTimeout(() => this.#stoppedTyping(f.chatId, f.userId), TYPING_SHOWN_MS));
+    if (!shown) this.#events.emit('typing', { chatId: f.chatId, userId: f.userId, typing: true });
+  }
+
+  #stoppedTyping(chatId, userId) {
+    const of = this.#typists.get(chatId);
+    if (!of?.has(userId)) return;
+    clearTimeout(of.get(userId));
+    of.delete(userId);
+    if (of.size === 0) this.#typists.delete(chatId);
+    this.#events.emit('typing', { chatId, userId, typing: false });
   }
 
   // ---------------------------------------------------------------- sends

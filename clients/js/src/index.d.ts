@@ -252,6 +252,8 @@ export interface ClientEvents {
   retry: { correlationId: string; chatId: string; code: string; delayMs: number };
   /** Another member's read receipt. */
   read: { chatId: string; userId: string; seq: number };
+  /** Another member started typing (typing: true), or stopped: 5 s without a typing frame, or a message from them. */
+  typing: { chatId: string; userId: string; typing: boolean };
   stream: StreamState;
   chunk: Chunk;
   state: { state: ConnectionState; previous: ConnectionState; code?: number; reason?: string; delayMs?: number; url?: string; attempt?: number; sessionId?: string };
@@ -313,6 +315,10 @@ export class WaterlineClient {
   getMessage(chatId: string, messageId: string): Promise<Entry>;
   pending(chatId?: string): PendingSend[];
   markRead(chatId: string, seq: number): void;
+  /** The user is typing: call on every keystroke; a frame goes out at most every 3 s per chat, only while connected (true when one did). */
+  typing(chatId: string): boolean;
+  /** Who is typing in the chat now. */
+  typists(chatId: string): string[];
   readSeq(chatId: string): Record<string, number>;
   chats(): ChatView[];
   /** The chat's held messages in their current state, ascending seq (entries of unknown kinds among them). */

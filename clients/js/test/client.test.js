@@ -354,6 +354,24 @@ test('read receipts reach the other member and raise readSeq', async () => {
   assert.equal((await mia.getChat(chat.chatId)).readSeq[ned.userId], 1);
 });
 
+test('typing: sent at most every 3 s per chat, shown to the other member until their message, never to the typist', async () => {
+  const ida = await started(client(user('ida')));
+  const jon = await started(client(user('jon')));
+  const chat = await ida.createChat([jon.userId]);
+  const seen = [];
+  ida.on('typing', (e) => seen.push(e));
+  const shown = next(jon, 'typing', (e) => e.chatId === chat.chatId && e.typing);
+  assert.equal(ida.typing(chat.chatId), true, 'the first keystroke sends a frame');
+  assert.equal(ida.typing(chat.chatId), false, 'the next within 3 s does not');
+  assert.deepEqual(await shown, { chatId: chat.chatId, userId: ida.userId, typing: true });
+  assert.deepEqual(jon.typists(chat.chatId), [ida.userId]);
+  const ended = next(jon, 'typing', (e) => e.chatId === chat.chatId && !e.typing);
+  await ida.send(chat.chatId, 'done typing');
+  assert.deepEqual(await ended, { chatId: chat.chatId, userId: ida.userId, typing: false }, 'her message ends it');
+  assert.deepEqual(jon.typists(chat.chatId), []);
+  assert.deepEqual(seen, [], 'the typist is not told of her own typing');
+});
+
 test('a token provider is asked again on every connection', async () => {
   const reasons = [];
   const proxy = await TcpProxy.start(server.port);

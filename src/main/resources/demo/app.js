@@ -140,6 +140,7 @@ class Session {
       if (this.conversation?.chatId === e.chatId) this.conversation.updateReads();
       if (e.userId === this.me) this.#renderChats();
     });
+    this.#on('typing', (e) => this.conversation?.chatId === e.chatId && this.drawTyping());
     this.#on('gap', (e) => this.conversation?.chatId === e.chatId && this.conversation.gap(e));
     this.#on('synced', () => this.#renderChats());
     this.#on('error', (e) => {
@@ -282,7 +283,18 @@ class Session {
     if (NARROW.matches) byId('chat-title').focus();
     else byId('composer-body').focus({ preventScroll: true });
     this.markRead();
+    this.drawTyping();
     this.#loadDetails(conversation);
+  }
+
+  /** "bob is typing…" under the open chat's messages, from the client's typists. */
+  drawTyping() {
+    const who = this.conversation ? this.client.typists(this.conversation.chatId) : [];
+    const line = byId('typing');
+    if (who.length === 0) line.textContent = '';
+    else if (who.length === 1) line.textContent = `${who[0]} is typing…`;
+    else if (who.length <= 3) line.textContent = `${who.slice(0, -1).join(', ')} and ${who.at(-1)} are typing…`;
+    else line.textContent = `${who.length} people are typing…`;
   }
 
   #loadDetails(conversation) {
@@ -533,6 +545,10 @@ function setUp() {
     }
     session.send(text);
     body.value = '';
+  });
+  // every keystroke says so; the client sends at most one typing frame per chat every 3 s
+  body.addEventListener('input', () => {
+    if (session?.conversation && body.value !== '') session.client.typing(session.conversation.chatId);
   });
   body.addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {

@@ -34,6 +34,9 @@ public final class Frames {
     public record Read(String type, String chatId, String userId, long seq) {
     }
 
+    public record Typing(String type, String chatId, String userId) {
+    }
+
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Error(String type, String code, String message, String correlationId) {
     }
@@ -117,6 +120,11 @@ public final class Frames {
 
     public static String read(String chatId, String userId, long seq) {
         return JSON.writeValueAsString(new Read("read", chatId, userId, seq));
+    }
+
+    /** A member is typing in a chat (PROTOCOL.md §10). */
+    public static String typing(String chatId, String userId) {
+        return JSON.writeValueAsString(new Typing("typing", chatId, userId));
     }
 
     public static String error(String code, String message, String correlationId) {

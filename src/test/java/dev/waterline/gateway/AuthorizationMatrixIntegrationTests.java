@@ -101,6 +101,8 @@ class AuthorizationMatrixIntegrationTests {
         FRAMES.put("send", new String[] {"accepted", "not_found", "not_found"});
         FRAMES.put("read", new String[] {null, "not_found", "not_found"});
         FRAMES.put("ack", new String[] {null, null, null});
+        // a member gets no answer; the effect is bob's typing frame
+        FRAMES.put("typing", new String[] {null, "not_found", "not_found"});
         FRAMES.put("ping", new String[] {"pong", "pong", "pong"});
         FRAMES.put("subscribe", new String[] {"stream", "not_found", "not_found"});
         FRAMES.put("append", new String[] {"appended", "not_found", "not_found"});
@@ -250,6 +252,16 @@ class AuthorizationMatrixIntegrationTests {
                             if (i == 0) {
                                 org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
                                         api.get("/api/chats/" + chat, alice).body().path("readSeq").path("fmatrix-alice").asLong() == 1);
+                                yield null;
+                            }
+                            yield c.next("error").get("code").asString();
+                        }
+                        case "typing" -> {
+                            c.send(Map.of("type", "typing", "chatId", chats[i]));
+                            if (i == 0) {
+                                JsonNode pushed = b.next("typing");
+                                softly.assertThat(pushed.path("chatId").asString() + "/" + pushed.path("userId").asString())
+                                        .as("bob is told alice types").isEqualTo(chat + "/fmatrix-alice");
                                 yield null;
                             }
                             yield c.next("error").get("code").asString();

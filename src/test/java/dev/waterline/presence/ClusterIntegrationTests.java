@@ -26,7 +26,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * Two nodes on one PostgreSQL and one Redis (PROTOCOL.md §8): a message accepted on one reaches a
  * recipient connected to the other live, its ack there lets reclaim (on whichever node leads)
- * delete it, and a read receipt crosses too; one session per user across the nodes, a newer
+ * delete it, and a read receipt and a typing indicator cross too; one session per user across the nodes, a newer
  * connection on one closing the older on the other with 4009 before it is welcomed, and racing
  * connects leaving exactly one.
  */
@@ -94,6 +94,18 @@ class ClusterIntegrationTests {
             JsonNode read = alice.next("read");
             assertThat(read.get("seq").asLong()).isEqualTo(seq);
             assertThat(read.get("userId").asString()).isEqualTo("cross-read-bob");
+        }
+    }
+
+    @Test
+    void aTypingIndicatorReachesAMemberConnectedToTheOtherNode() {
+        Api.Pair pair = api.pair("cross-typing");
+        try (WsClient alice = WsClient.connectWelcomed(Cluster.port(one), pair.alice());
+             WsClient bob = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
+            alice.send(Map.of("type", "typing", "chatId", pair.chat()));
+            JsonNode typing = bob.next("typing");
+            assertThat(typing.get("chatId").asString()).isEqualTo(pair.chat());
+            assertThat(typing.get("userId").asString()).isEqualTo("cross-typing-alice");
         }
     }
 

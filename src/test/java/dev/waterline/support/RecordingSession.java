@@ -9,7 +9,7 @@ import dev.waterline.session.ClientSession;
  * A connection that is never registered anywhere (no socket): it records the frames written to
  * it, and the Redis index reads only its user and session id.
  */
-public final class RecordingSession implements ClientSession {
+public class RecordingSession implements ClientSession {
 
     private final String userId;
     private final String sessionId;
