@@ -34,6 +34,8 @@ const OPEN = 1;
 const TYPING_EVERY_MS = 3000;
 /** How long another member's typing frame is shown (PROTOCOL.md §10). */
 const TYPING_SHOWN_MS = 5000;
+/** A typing frame this soon after a message from the same member is taken as overtaken by it. */
+const TYPING_LATE_MS = 1000;
 
 export class WaterlineError extends Error {
   constructor(code, message, details = {}) {
@@ -165,6 +167,7 @@ export class WaterlineClient {
   #uploads = new Map();
   #typingSent = new Map();
   #typists = new Map();
+  #spoke = new Map();
   #stats = { connects: 0, welcomes: 0, pings: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
   #onOnline = () => this.#reconnectNow();
   #onPageHide = () => { for (const chat of this.#chats.values()) if (chat.dirty) this.#persistChat(chat, true); };
@@ -553,7 +556,12 @@ export class WaterlineClient {
         continue;
       }
       this.#stats.delivered++;
-      if (entry.senderId !== this.#userId) this.#stoppedTyping(chat.chatId, entry.senderId);
+      if (entry.senderId !== this.#userId && (entry.kind === 'text' || entry.kind === 'stream')) {
+        const now = Date.now();
+        if (this.#spoke.size > 1000) for (const [k, at] of this.#spoke) if (now - at >= TYPING_LATE_MS) this.#spoke.delete(k);
+        this.#spoke.set(`${chat.chatId}\u0000${entry.senderId}`, now);
+        this.#stoppedTyping(chat.chatId, entry.senderId);
+      }
       this.#events.emit('message', entry);
       for (const message of updated) {
         this.#events.emit('update', { chatId: chat.chatId, messageId: message.messageId, change: entry.kind, message, entry });
@@ -793,6 +801,8 @@ export class WaterlineClient {
 
   #onTyping(f) {
     if (f.userId === this.#userId) return;
+    // a typing frame overtaken by the message it announced (pushed by another loop) says nothing new
+    if (Date.now() - (this.#spoke.get(`${f.chatId}\u0000${f.userId}`) ?? -Infinity) < TYPING_LATE_MS) return;
     let of = this.#typists.get(f.chatId);
     if (!of) this.#typists.set(f.chatId, (of = new Map()));
     const shown = of.has(f.userId);
@@ -822,6 +832,7 @@ export class WaterlineClient {
    * from upload() (at most 10; the body may be empty only with attachments).
    */
   send(chatId, body, { correlationId = newCorrelationId(), replyTo, attachments } = {}) {
+    this.#typingSent.delete(chatId);   // typing after a send is a new message: said at once
     const op = { op: 'send', chatId, body };
     if (replyTo != null) op.replyTo = replyTo;
     if (attachments != null && attachments.length > 0) {

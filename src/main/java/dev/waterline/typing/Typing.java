@@ -35,9 +35,9 @@ import org.springframework.stereotype.Component;
  * {@code linger}, read the members of their chats in one query, answer {@code not_found} to a
  * sender who is not a member, and push {@code {"type":"typing","chatId","userId"}} to every other
  * member: on this node directly, unless its connection already holds {@code shed-at-backlog-chars}
- * unwritten (shed for that recipient), elsewhere through the node bus to the node presence names.
- * Nothing is stored. A database error drops the batch (counted as shed {@code unavailable} and in
- * the loop's errors): a typing indicator is worth nothing a second later, so it is never retried.
+ * unwritten (shed for that recipient; a recipient on another node is written there without this
+ * check), elsewhere through the node bus to the node presence names. Nothing is stored. A database
+ * or Redis error drops what it touches (counted as {@code unavailable} and in the loop's errors): a typing indicator is worth nothing a second later, so it is never retried.
  * Every drop is counted in {@code waterline_typing_dropped_total{reason}}.
  */
 @Component
@@ -98,7 +98,7 @@ public class Typing implements SmartLifecycle {
             return Admitted.STOPPING;
         }
         Dropped why = switch (gate.admit(from, chatId)) {
-            case ADMITTED -> queue.offer(new TypingRequest(from, chatId)) ? null : Dropped.QUEUE;
+            case ADMITTED -> offer(new TypingRequest(from, chatId)) ? null : Dropped.QUEUE;
             case COALESCED -> Dropped.COALESCED;
             case PRESSURE -> Dropped.PRESSURE;
             case RATE -> Dropped.RATE;
@@ -106,8 +106,19 @@ public class Typing implements SmartLifecycle {
         if (why == null) {
             return Admitted.QUEUED;
         }
+        if (why == Dropped.QUEUE && !running) {
+            return Admitted.STOPPING;
+        }
         dropped.get(why).increment();
         return Admitted.DROPPED;
+    }
+
+    /** Queues a frame; false when the queue is full or {@link #stop} took the queue meanwhile (see Receipts.offer). */
+    private boolean offer(TypingRequest r) {
+        if (!queue.offer(r)) {
+            return false;
+        }
+        return running || !queue.remove(r);
     }
 
     private void step() throws InterruptedException {
@@ -149,6 +160,7 @@ public class Typing implements SmartLifecycle {
             List<String> of = members.getOrDefault(r.chatId(), List.of());
             String typist = r.from().userId();
             if (!of.contains(typist)) {
+                gate.forget(r.from(), r.chatId());
                 r.from().send(Frames.error("not_found", "no such chat", null));
                 continue;
             }
@@ -165,6 +177,9 @@ public class Typing implements SmartLifecycle {
                     else if (to.send(frame)) {
                         pushed.increment();
                     }
+                    else {
+                        dropped.get(Dropped.UNAVAILABLE).increment();   // the connection is closing
+                    }
                 }
                 else if (othersMayHold) {
                     elsewhere.computeIfAbsent(member, k -> new ArrayList<>()).add(frame);
@@ -172,10 +187,16 @@ public class Typing implements SmartLifecycle {
             }
         }
         if (!elsewhere.isEmpty()) {
-            presence.elsewhere(elsewhere.keySet()).forEach((member, where) -> elsewhere.get(member).forEach(frame -> {
-                bus.send(where, frame);
-                pushed.increment();
-            }));
+            try {
+                presence.elsewhere(elsewhere.keySet()).forEach((member, where) -> elsewhere.get(member).forEach(frame -> {
+                    bus.send(where, frame);
+                    pushed.increment();
+                }));
+            }
+            catch (RuntimeException e) {
+                loops.failed(LOOP, "typing frames for members on other nodes dropped: they could not be located or handed over", e);
+                dropped.get(Dropped.UNAVAILABLE).increment(elsewhere.values().stream().mapToInt(List::size).sum());
+            }
         }
     }
 
@@ -190,7 +211,9 @@ public class Typing implements SmartLifecycle {
     public void stop() {
         running = false;
         Workers.stop(thread, Duration.ofSeconds(2));
-        queue.clear();
+        List<TypingRequest> left = new ArrayList<>();
+        queue.drainTo(left);
+        dropped.get(Dropped.UNAVAILABLE).increment(left.size());
     }
 
     @Override

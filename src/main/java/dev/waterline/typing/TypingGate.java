@@ -14,13 +14,19 @@ import dev.waterline.session.ClientSession;
  * same); while the group commit is behind ({@code pressure} at or above {@code shedAt}) typing is
  * shed, so that it never takes a writer's time from sends; then it takes one token of the
  * connection's rate, which sends share. One user has one session, so what this node remembers of a
- * user is all there is. A coalesced frame takes nothing; a shed one still counts as the user's
- * last, so that a burst under pressure is not let through frame by frame as the pressure eases.
+ * user is all there is (a user who reconnects to another node inside an interval may be pushed
+ * once more). A coalesced frame takes nothing; a shed one still counts as the user's
+ * last, so that a burst under pressure is not let through frame by frame as the pressure eases; one
+ * over the rate is forgotten (it cost nothing), and so is one for a chat the sender is not in
+ * ({@link #forget}), so that the next is answered {@code not_found} again.
  * Thread-safe: every connection's reading thread calls it.
  */
 final class TypingGate {
 
     enum Verdict { ADMITTED, COALESCED, PRESSURE, RATE }
+
+    /** Past this many remembered users and chats an admission prunes first: a client naming ever new chat ids cannot grow the map past it for long. */
+    static final int PRUNE_ABOVE = 100_000;
 
     private final long intervalNanos;
     private final double shedAt;
@@ -38,8 +44,12 @@ final class TypingGate {
 
     Verdict admit(ClientSession from, String chatId) {
         long now = clock.getAsLong();
+        if (last.size() > PRUNE_ABOVE) {
+            prune();
+        }
+        String key = key(from, chatId);
         boolean[] fresh = {false};
-        last.compute(from.userId() + '\u0000' + chatId, (k, at) -> {
+        last.compute(key, (k, at) -> {
             if (at != null && now - at < intervalNanos) {
                 return at;
             }
@@ -52,7 +62,20 @@ final class TypingGate {
         if (pressure.getAsDouble() >= shedAt) {
             return Verdict.PRESSURE;
         }
-        return from.admitRate() ? Verdict.ADMITTED : Verdict.RATE;
+        if (!from.admitRate()) {
+            last.remove(key, now);   // nothing was spent on it: the next frame is judged afresh
+            return Verdict.RATE;
+        }
+        return Verdict.ADMITTED;
+    }
+
+    /** Forgets the user's last frame in the chat (it named a chat they are not in): the next one is checked, and answered, again. */
+    void forget(ClientSession from, String chatId) {
+        last.remove(key(from, chatId));
+    }
+
+    private static String key(ClientSession from, String chatId) {
+        return from.userId() + '\u0000' + chatId;
     }
 
     /** Forgets every user and chat whose last frame is an interval old: the map holds the last interval's typists only. */

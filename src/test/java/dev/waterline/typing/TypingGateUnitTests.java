@@ -54,6 +54,14 @@ class TypingGateUnitTests {
             }
         };
         assertThat(gate.admit(spent, "c1")).isEqualTo(TypingGate.Verdict.RATE);
+        assertThat(gate.remembered()).as("a frame over the rate cost nothing and is not remembered").isZero();
+    }
+
+    @Test
+    void aForgottenChatIsJudgedAfreshAtOnce() {
+        assertThat(gate.admit(alice, "c1")).isEqualTo(TypingGate.Verdict.ADMITTED);
+        gate.forget(alice, "c1");
+        assertThat(gate.admit(alice, "c1")).isEqualTo(TypingGate.Verdict.ADMITTED);
     }
 
     @Test
