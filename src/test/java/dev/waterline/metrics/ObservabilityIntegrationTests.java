@@ -142,7 +142,10 @@ class ObservabilityIntegrationTests {
         }
         assertThat(values.keySet()).isNotEmpty().isSubsetOf(ALLOWED_LABELS);
         assertThat(values.get("path")).isSubsetOf("fast", "poller");
-        assertThat(values.get("reason")).isSubsetOf(WaterlineMetrics.REJECT_REASONS);
+        // a send's reject reasons, and why a typing frame was dropped (waterline_typing_dropped_total)
+        Set<String> reasons = new TreeSet<>(List.of(WaterlineMetrics.REJECT_REASONS));
+        reasons.addAll(List.of("coalesced", "pressure", "rate", "queue", "backlog", "unavailable"));
+        assertThat(values.get("reason")).isSubsetOf(reasons);
         assertThat(values.get("reaper")).isSubsetOf(WaterlineMetrics.REAPERS);
         assertThat(values.get("writer")).isSubsetOf("ingest", "receipts", "acks", "stream_append");
         assertThat(values.getOrDefault("how", Set.of())).isSubsetOf("complete", "aborted", "idle");
