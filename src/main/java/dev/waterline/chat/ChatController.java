@@ -76,7 +76,7 @@ class ChatController {
             catch (ChatRepository.OverQuota e) {
                 throw overQuota();
             }
-            return Json.answer(HttpStatus.CREATED, new Chat(chatId, title, List.copyOf(members), 0, null));
+            return Json.answer(HttpStatus.CREATED, Chat.created(chatId, title, List.copyOf(members)));
         });
     }
 

@@ -3,6 +3,7 @@ package dev.waterline.chat;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,12 +29,54 @@ public class ChatRepository {
             ON CONFLICT DO NOTHING
             """;
 
+    /*
+     * The chat list's fields (PROTOCOL.md §10) for chat c and the membership me of the reader, read
+     * with a few index probes per chat and never through a chat's history (V14):
+     *   rd: the reader's read position: the later of their read receipt (0 without one) and their
+     *       last own text or stream entry (chat_members.own_seq: sending is reading), so the
+     *       reader's own entries all lie at or below it.
+     *   rp: the chat's count of text and stream entries up to rd, from the first history row at or
+     *       after rd (one probe of the key): the row at rd itself, or, when retention took it, the
+     *       first row it kept, less that row if it counts, so that what retention took is not
+     *       counted. No row at all: nothing past rd is kept, and nothing is unread.
+     *   unread: the chat's count less rp, less the deleted messages past rd (the partial index
+     *       message_history_deleted: deletes are rare, and only deleted rows are read).
+     *   lm: the last text or stream entry as it stands (an edit rewrote its body, a delete emptied
+     *       it), by the key; absent when retention took it. Its body is cut to 200 code points here
+     *       and to 200 UTF-16 code units by Chat.preview.
+     */
+
+    private static final String LIST_COLUMNS = """
+                   c.countable - COALESCE(rp.before, c.countable)
+                     - (SELECT count(*) FROM message_history d
+                        WHERE d.chat_id = c.chat_id AND d.seq > rd.seq AND d.deleted_seq IS NOT NULL) AS unread,
+                   lm.message_id AS lm_message_id, lm.seq AS lm_seq, lm.sender_id AS lm_sender_id, lm.kind AS lm_kind,
+                   left(lm.body, 200) AS lm_body, lm.sent_at AS lm_sent_at, lm.edited_at AS lm_edited_at,
+                   lm.deleted_seq IS NOT NULL AS lm_deleted,
+                   (SELECT array_agg(m.user_id ORDER BY m.user_id COLLATE "C") FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
+            """;
+
+    private static final String LIST_JOINS = """
+            CROSS JOIN LATERAL (
+                SELECT GREATEST(me.own_seq,
+                                (SELECT r.seq FROM read_receipts r WHERE r.chat_id = c.chat_id AND r.user_id = me.user_id)) AS seq) rd
+            LEFT JOIN LATERAL (
+                SELECT h.countable - CASE WHEN h.seq > rd.seq AND h.kind IN ('text', 'stream') THEN 1 ELSE 0 END AS before
+                FROM message_history h
+                WHERE h.chat_id = c.chat_id AND h.seq >= rd.seq
+                ORDER BY h.seq
+                LIMIT 1) rp ON true
+            LEFT JOIN message_history lm ON lm.chat_id = c.chat_id AND lm.seq = c.last_message_seq
+            """;
+
+    /** 1: user id, 2: chat id. No row: no such chat, or the user is no member of it. */
     private static final String CHAT_FOR_MEMBER = """
             SELECT c.chat_id, c.title, c.last_seq,
-                   (SELECT array_agg(m.user_id ORDER BY m.user_id COLLATE "C") FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
+            """ + LIST_COLUMNS + """
             FROM chats c
+            JOIN chat_members me ON me.chat_id = c.chat_id AND me.user_id = ?
+            """ + LIST_JOINS + """
             WHERE c.chat_id = ?
-              AND EXISTS (SELECT 1 FROM chat_members me WHERE me.chat_id = c.chat_id AND me.user_id = ?)
             """;
 
     /**
@@ -41,28 +84,33 @@ public class ChatRepository {
      * cursor. The page stops early once the member ids and titles of the chats before a chat pass
      * a byte budget (counted as stored: text that JSON escapes takes up to six times as much on
      * the wire), so that a page of large chats stays small; the members are aggregated only for the
-     * chats that make the page. {@code total} tells how many chats the limit admitted, so the
+     * chats that make the page, and so are the chat list's fields (LIST_COLUMNS), whose last
+     * message counts as 1000 bytes (200 code units of text take at most 600 bytes stored, the rest
+     * is its ids and field names). {@code total} tells how many chats the limit admitted, so the
      * caller knows whether the budget cut the page. 1: user id, 2: cursor (exclusive; '' for the
      * first page), 3: chats wanted (one more than the page, to know whether more follow), 4: byte
      * budget. Reads chat_members_by_user (user_id, chat_id) as one range.
      */
     private static final String CHATS_OF_USER = """
             WITH page AS (
-                SELECT me.chat_id,
+                SELECT me.chat_id, me.user_id, me.own_seq,
                        (SELECT sum(octet_length(m.user_id) + 3) FROM chat_members m WHERE m.chat_id = me.chat_id)
-                       + (SELECT COALESCE(octet_length(c.title), 0) + 64 FROM chats c WHERE c.chat_id = me.chat_id) AS bytes
+                       + (SELECT COALESCE(octet_length(c.title), 0) + 64
+                                 + CASE WHEN c.last_message_seq IS NULL THEN 0 ELSE 1000 END
+                          FROM chats c WHERE c.chat_id = me.chat_id) AS bytes
                 FROM chat_members me
                 WHERE me.user_id = ? AND me.chat_id > ?
                 ORDER BY me.chat_id
                 LIMIT ?),
             budget AS (
-                SELECT chat_id, sum(bytes) OVER (ORDER BY chat_id) - bytes AS before, count(*) OVER () AS total
+                SELECT chat_id, user_id, own_seq, sum(bytes) OVER (ORDER BY chat_id) - bytes AS before, count(*) OVER () AS total
                 FROM page)
-            SELECT c.chat_id, c.title, c.last_seq, b.total,
-                   (SELECT array_agg(m.user_id ORDER BY m.user_id COLLATE "C") FROM chat_members m WHERE m.chat_id = c.chat_id) AS members
-            FROM budget b
-            JOIN chats c ON c.chat_id = b.chat_id
-            WHERE b.before < ?
+            SELECT c.chat_id, c.title, c.last_seq, me.total,
+            """ + LIST_COLUMNS + """
+            FROM budget me
+            JOIN chats c ON c.chat_id = me.chat_id
+            """ + LIST_JOINS + """
+            WHERE me.before < ?
             ORDER BY c.chat_id
             """;
 
@@ -100,7 +148,8 @@ public class ChatRepository {
             """;
 
     private static final RowMapper<Chat> CHAT = (rs, i) -> new Chat(
-            rs.getString("chat_id"), rs.getString("title"), members(rs), rs.getLong("last_seq"), null);
+            rs.getString("chat_id"), rs.getString("title"), members(rs), rs.getLong("last_seq"), rs.getLong("unread"),
+            lastMessage(rs), null);
 
     private final JdbcTemplate jdbc;
 
@@ -135,7 +184,7 @@ public class ChatRepository {
 
     /** The chat if it exists and {@code userId} is a member; empty otherwise (the two are one case). */
     public Optional<Chat> findForMember(String chatId, String userId) {
-        return jdbc.query(CHAT_FOR_MEMBER, CHAT, chatId, userId).stream().findFirst();
+        return jdbc.query(CHAT_FOR_MEMBER, CHAT, userId, chatId).stream().findFirst();
     }
 
     /** A page of a user's chats: the chats, and whether more follow it. */
@@ -184,6 +233,17 @@ public class ChatRepository {
             out.put(rs.getString(1), rs.getLong(2));
         }, chatId);
         return out;
+    }
+
+    private static Chat.LastMessage lastMessage(ResultSet rs) throws SQLException {
+        String messageId = rs.getString("lm_message_id");
+        if (messageId == null) {
+            return null;
+        }
+        Timestamp edited = rs.getTimestamp("lm_edited_at");
+        return new Chat.LastMessage(messageId, rs.getLong("lm_seq"), rs.getString("lm_sender_id"), rs.getString("lm_kind"),
+                Chat.preview(rs.getString("lm_body"), Chat.PREVIEW_LENGTH), rs.getTimestamp("lm_sent_at").toInstant().toString(),
+                edited == null ? null : edited.toInstant().toString(), rs.getBoolean("lm_deleted"));
     }
 
     private static List<String> members(ResultSet rs) throws SQLException {

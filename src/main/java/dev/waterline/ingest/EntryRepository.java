@@ -75,17 +75,19 @@ class EntryRepository {
             + ATTACHMENTS.strip() + ";\n" + EDITS.strip();
 
     /**
-     * History rows with every entry's fields. 1: sent_at, 2..13: pairwise arrays of chat id, seq,
-     * message id, sender, correlation id, body, kind, stream id, reply to, target id, emoji, on.
+     * History rows with every entry's fields. 1: sent_at, 2..14: pairwise arrays of chat id, seq,
+     * message id, sender, correlation id, body, kind, stream id, reply to, target id, emoji, on, and
+     * the chat's count of text and stream entries up to the row (V14).
      */
     static final String INSERT_ENTRIES = """
             INSERT INTO message_history (chat_id, seq, message_id, sender_id, correlation_id, body, sent_at, kind, stream_id,
-                                         reply_to, target_id, emoji, reaction_on)
-            SELECT chat_id, seq, message_id, sender_id, correlation_id, body, ?, kind, stream_id, reply_to, target_id, emoji, reaction_on
+                                         reply_to, target_id, emoji, reaction_on, countable)
+            SELECT chat_id, seq, message_id, sender_id, correlation_id, body, ?, kind, stream_id, reply_to, target_id, emoji,
+                   reaction_on, countable
             FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
-                        ?::text[], ?::text[], ?::boolean[])
+                        ?::text[], ?::text[], ?::boolean[], ?::bigint[])
                  AS h(chat_id, seq, message_id, sender_id, correlation_id, body, kind, stream_id, reply_to, target_id, emoji,
-                      reaction_on)
+                      reaction_on, countable)
             """;
 
     /** 1: edited_at, 2..4: pairwise chat ids, seqs, bodies. The current text of each edited message. */

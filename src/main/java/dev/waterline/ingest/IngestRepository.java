@@ -27,7 +27,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The group-commit transaction. Everything one batch writes happens in one transaction, in
  * this order: look up already-used idempotency keys; lock the batch's chat rows in id order
  * (so concurrent batches never deadlock) and read their last seq; read their members; reserve
- * each chat's seq range; insert history; claim the idempotency keys; then what each
+ * each chat's seq range and keep its chat-list counts ({@link ChatListCounts}); insert history;
+ * move the senders' own read positions; claim the idempotency keys; then what each
  * {@link CommitParticipant} adds for the new messages (the delivery capability's one outbox row
  * per recipient). Nothing is visible until commit, and every seq of a chat commits in seq order
  * because the chat row stays locked until then (I1, I6, I7).
@@ -64,11 +65,11 @@ class IngestRepository {
             """;
 
     /**
-     * 1: text[] chat ids. Locks in a fixed order; tells which chats exist and their last seq,
-     * which cannot move while the lock is held.
+     * 1: text[] chat ids. Locks in a fixed order; tells which chats exist, their last seq and
+     * their count of text and stream entries, which cannot move while the lock is held.
      */
     private static final String LOCK_CHATS = """
-            SELECT chat_id, last_seq FROM chats WHERE chat_id = ANY (?::text[]) ORDER BY chat_id FOR UPDATE
+            SELECT chat_id, last_seq, countable FROM chats WHERE chat_id = ANY (?::text[]) ORDER BY chat_id FOR UPDATE
             """;
 
     /** 1: text[] chat ids. */
@@ -79,23 +80,43 @@ class IngestRepository {
     /** USED_KEYS, LOCK_CHATS and MEMBERS in one round trip, in that order. */
     private static final String READS = USED_KEYS.strip() + ";\n" + LOCK_CHATS.strip() + ";\n" + MEMBERS.strip();
 
-    /** 1: text[] chat ids, 2: bigint[] messages per chat (pairwise). Returns each chat's new last seq. */
+    /**
+     * 1..4: pairwise arrays of chat id, entries, text and stream entries among them, the seq of the
+     * last of those (null when none). Reserves each chat's seqs and keeps its chat-list counts
+     * (V14: countable, last_message_seq) in the same row update. Returns each chat's new last seq.
+     */
     private static final String RESERVE_SEQS = """
-            UPDATE chats c SET last_seq = c.last_seq + v.n
-            FROM unnest(?::text[], ?::bigint[]) AS v(chat_id, n)
+            UPDATE chats c SET last_seq = c.last_seq + v.n, countable = c.countable + v.counted,
+                               last_message_seq = COALESCE(v.last_message_seq, c.last_message_seq)
+            FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::bigint[]) AS v(chat_id, n, counted, last_message_seq)
             WHERE c.chat_id = v.chat_id
             RETURNING c.chat_id, c.last_seq
             """;
 
     /**
-     * 1: sent_at for the batch, 2..9: pairwise arrays of chat id, seq, message id, sender,
-     * correlation id, body, kind, stream id (null but for a stream's opening message).
+     * 1: sent_at for the batch, 2..10: pairwise arrays of chat id, seq, message id, sender,
+     * correlation id, body, kind, stream id (null but for a stream's opening message), and the
+     * chat's count of text and stream entries up to the row (V14).
      */
     private static final String INSERT_HISTORY = """
-            INSERT INTO message_history (chat_id, seq, message_id, sender_id, correlation_id, body, sent_at, kind, stream_id)
-            SELECT chat_id, seq, message_id, sender_id, correlation_id, body, ?, kind, stream_id
-            FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-                 AS h(chat_id, seq, message_id, sender_id, correlation_id, body, kind, stream_id)
+            INSERT INTO message_history (chat_id, seq, message_id, sender_id, correlation_id, body, sent_at, kind, stream_id, countable)
+            SELECT chat_id, seq, message_id, sender_id, correlation_id, body, ?, kind, stream_id, countable
+            FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])
+                 AS h(chat_id, seq, message_id, sender_id, correlation_id, body, kind, stream_id, countable)
+            """;
+
+    /**
+     * Sending is reading (PROTOCOL.md §10): a member's text or stream entry moves their
+     * {@code own_seq} (V14) to its seq in its own commit, and a chat list counts as unread only what
+     * lies past the later of that and their read receipt, so that a member's own entries are never
+     * unread and the count never has to tell them apart. The rows belong to chats this transaction
+     * has locked, and every other writer of a membership row locks its chat first: no new lock
+     * order. 1..3: pairwise arrays of chat id, sender, seq (one per pair: its last such entry).
+     */
+    private static final String OWN_ENTRIES = """
+            UPDATE chat_members m SET own_seq = v.seq
+            FROM unnest(?::text[], ?::text[], ?::bigint[]) AS v(chat_id, user_id, seq)
+            WHERE m.chat_id = v.chat_id AND m.user_id = v.user_id AND m.own_seq < v.seq
             """;
 
     /**
@@ -205,6 +226,7 @@ class IngestRepository {
         // of replays alone, rare, waits for its chats' locks like any other batch.
         String[] chatIds = sends.stream().map(SendRequest::chatId).distinct().sorted().toArray(String[]::new);
         Map<String, Long> lastSeq = new HashMap<>();
+        Map<String, Long> countable = new HashMap<>();
         Map<String, TreeSet<String>> members = new HashMap<>();
         Map<SendRequest.Key, SendRequest> byKey = new HashMap<>();
         sends.forEach(s -> byKey.put(s.key(), s));
@@ -220,7 +242,10 @@ class IngestRepository {
                                         + " message or reaction); use a new one"));
                     }
                 },
-                rs -> lastSeq.put(rs.getString(1), rs.getLong(2)),
+                rs -> {
+                    lastSeq.put(rs.getString(1), rs.getLong(2));
+                    countable.put(rs.getString(1), rs.getLong(3));
+                },
                 rs -> members.computeIfAbsent(rs.getString(1), k -> new TreeSet<>()).add(rs.getString(2))),
                 window.toMillis(), senders, correlations, chatIds, chatIds);
 
@@ -294,10 +319,13 @@ class IngestRepository {
         String[] hChat = new String[n], hMsg = new String[n], hSender = new String[n], hCorr = new String[n], hBody = new String[n],
                 hKind = new String[n], hStream = new String[n];
         long[] hSeq = new long[n];
+        long[] hCountable = new long[n];
+        ChatListCounts counts = new ChatListCounts(countable);
         List<CommitParticipant.NewMessage> created = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             SendRequest s = made.get(i);
             Accepted a = (Accepted) outcomes.get(s.key());
+            hCountable[i] = counts.add(s.chatId(), s.senderId(), a.seq(), s.kind());
             String messageId = madeIds.get(i);
             hChat[i] = s.chatId();
             hSeq[i] = a.seq();
@@ -322,14 +350,17 @@ class IngestRepository {
 
         int[] claimed = new int[1];
         List<Statement> writes = new ArrayList<>();
+        String[] reserved = perChat.keySet().toArray(String[]::new);
         writes.add(Statement.of(RESERVE_SEQS, rs -> {
             String chat = rs.getString(1);
             if (rs.getLong(2) != lastSeq.get(chat) + perChat.get(chat)) {
                 throw new InvariantBroken("seq of chat " + chat + " moved under its lock");
             }
-        }, perChat.keySet().toArray(String[]::new), perChat.values().stream().mapToLong(Long::longValue).toArray()));
+        }, reserved, perChat.values().stream().mapToLong(Long::longValue).toArray(), counts.countedIn(reserved),
+                counts.lastMessageSeqs(reserved)));
         if (entries == null) {
-            writes.add(Statement.of(INSERT_HISTORY, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody, hKind, hStream));
+            writes.add(Statement.of(INSERT_HISTORY, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody, hKind, hStream,
+                    hCountable));
         }
         else {
             String[] replyTo = new String[n], target = new String[n], emoji = new String[n];
@@ -342,8 +373,12 @@ class IngestRepository {
                 on[i] = SendRequest.REACTION.equals(made.get(i).kind()) ? r.on() : null;
             }
             writes.add(Statement.of(EntryRepository.INSERT_ENTRIES, null, sentAt, hChat, hSeq, hMsg, hSender, hCorr, hBody, hKind,
-                    hStream, replyTo, target, emoji, on));
+                    hStream, replyTo, target, emoji, on, hCountable));
             writes.addAll(EntryRepository.writes(entries, sentAt));
+        }
+        ChatListCounts.OwnEntries own = counts.ownEntries();
+        if (own.chatIds().length > 0) {
+            writes.add(Statement.of(OWN_ENTRIES, null, own.chatIds(), own.userIds(), own.seqs()));
         }
         writes.add(Statement.of(CLAIM_KEYS, rs -> claimed[0]++, sentAt, hSender, hCorr, hChat, hSeq, hMsg, window.toMillis()));
         // after the history rows (I1), in the same round trip

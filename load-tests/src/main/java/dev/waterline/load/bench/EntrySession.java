@@ -35,6 +35,7 @@ final class EntrySession implements WsLink.Events, AutoCloseable {
         return t;
     });
     private final AtomicLong retries = new AtomicLong();
+    private final AtomicLong uncorrelatedErrors = new AtomicLong();
     private volatile WsLink link;
     private volatile int closedWith;
 
@@ -61,8 +62,18 @@ final class EntrySession implements WsLink.Events, AutoCloseable {
         return f;
     }
 
+    /** Sends a frame the server answers only when it refuses it (a {@code read} receipt); such refusals are counted. */
+    void post(String frame) {
+        write(frame);
+    }
+
     long retries() {
         return retries.get();
+    }
+
+    /** Errors that named no frame of this session's (a refused {@code read}, say). */
+    long uncorrelatedErrors() {
+        return uncorrelatedErrors.get();
     }
 
     private void write(String frame) {
@@ -132,6 +143,10 @@ final class EntrySession implements WsLink.Events, AutoCloseable {
                     frames.remove(corr);
                     window.release();
                     p.completeExceptionally(new IllegalStateException("refused " + code + ": " + f));
+                }
+                else {
+                    uncorrelatedErrors.incrementAndGet();
+                    System.err.println("seeding: a frame was refused: " + f);
                 }
             }
             default -> { }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
+import dev.waterline.load.bench.ChatsBench;
 import dev.waterline.load.bench.HistoryBench;
 import dev.waterline.load.bench.TransferBench;
 import dev.waterline.load.chaos.Chaos;
@@ -32,7 +33,7 @@ import picocli.CommandLine;
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load generator with message-by-message reconciliation for Waterline.",
         subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class, Peers.class,
-                HistoryBench.class, TransferBench.class})
+                HistoryBench.class, TransferBench.class, ChatsBench.class})
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
