@@ -132,6 +132,16 @@ function entryOf(s, f, senderId) {
   }
 }
 
+/** A message (or entry) as the chat list shows it (§10): its body cut to 200 UTF-16 code units, never half a pair. */
+function lastMessageOf(m) {
+  let body = m.deleted ? '' : (m.body ?? '');
+  if (body.length > 200) body = body.slice(0, /[\uD800-\uDBFF]/.test(body[199]) ? 199 : 200);
+  const out = { messageId: m.messageId, seq: m.seq, senderId: m.senderId, kind: m.kind ?? 'text', body, sentAt: m.sentAt,
+    deleted: m.deleted === true };
+  if (m.editedAt && !m.deleted) out.editedAt = m.editedAt;
+  return out;
+}
+
 function messageOf(frame) {
   const { type, deliveryId, ...m } = frame;
   if (m.kind == null) m.kind = 'text';
@@ -484,7 +494,7 @@ export class WaterlineClient {
     if (!chat) {
       chat = { chatId, title: null, members: [], lastSeq: 0, seq: 0, messageId: null, log: this.#newLog(), held: new Map(),
         readSeq: {}, readWanted: 0, syncing: null, again: false, gapTimer: null, persistTimer: null, dirty: false,
-        writing: Promise.resolve() };
+        writing: Promise.resolve(), unread: 0, unreadAt: 0, ownSeq: 0, lastMessage: null };
       this.#chats.set(chatId, chat);
       this.#events.emit('chat', this.#chatView(chat));
     }
@@ -496,7 +506,40 @@ export class WaterlineClient {
   }
 
   #chatView(chat) {
-    return { chatId: chat.chatId, title: chat.title, members: [...chat.members], seq: chat.seq, readSeq: { ...chat.readSeq } };
+    return { chatId: chat.chatId, title: chat.title, members: [...chat.members], seq: chat.seq, readSeq: { ...chat.readSeq },
+      unread: chat.unread, lastMessage: chat.lastMessage ? { ...chat.lastMessage } : null };
+  }
+
+  /** This user's read position in the chat: the later of their receipt and their own last message (sending is reading, §10). */
+  #readPosition(chat) {
+    return Math.max(chat.readSeq[this.#userId] ?? 0, chat.readWanted, chat.ownSeq);
+  }
+
+  /**
+   * Keeps the chat list's fields live (§10) with an entry handed over in seq order: the server's
+   * count holds every entry up to unreadAt, so only later ones change it. Returns whether they changed.
+   */
+  #countEntry(chat, m, updated) {
+    if (m.seq <= chat.unreadAt) return false;
+    chat.unreadAt = m.seq;
+    const before = JSON.stringify([chat.unread, chat.lastMessage]);
+    if (m.kind === 'text' || m.kind === 'stream') {
+      if (m.senderId === this.#userId) {
+        // everything before one's own message is read, and nothing after it has arrived yet
+        chat.ownSeq = m.seq;
+        chat.unread = 0;
+      } else if (m.seq > this.#readPosition(chat)) {
+        chat.unread++;
+      }
+      chat.lastMessage = lastMessageOf(m);
+    } else if (m.kind === 'edit' || m.kind === 'delete') {
+      const target = updated.find((u) => u.messageId === m.targetId);
+      if (target && chat.lastMessage?.messageId === target.messageId) chat.lastMessage = lastMessageOf(target);
+      if (m.kind === 'delete' && target && target.senderId !== this.#userId && target.seq > this.#readPosition(chat)) {
+        chat.unread = Math.max(0, chat.unread - 1);
+      }
+    }
+    return JSON.stringify([chat.unread, chat.lastMessage]) !== before;
   }
 
   /** The chats this client knows (listed at connect, created, or met in a frame). */
@@ -562,7 +605,9 @@ export class WaterlineClient {
         this.#spoke.set(`${chat.chatId}\u0000${entry.senderId}`, now);
         this.#stoppedTyping(chat.chatId, entry.senderId);
       }
+      const counted = this.#countEntry(chat, next, updated);
       this.#events.emit('message', entry);
+      if (counted) this.#events.emit('chat', this.#chatView(chat));
       for (const message of updated) {
         this.#events.emit('update', { chatId: chat.chatId, messageId: message.messageId, change: entry.kind, message, entry });
       }
@@ -661,12 +706,18 @@ export class WaterlineClient {
   #learn(c) {
     const chat = this.#chat(c.chatId);
     const before = JSON.stringify([chat.title, chat.members]);
+    const listBefore = JSON.stringify([chat.unread, chat.lastMessage]);
     chat.title = c.title ?? null;
     chat.members = c.members ?? chat.members;
-    if (JSON.stringify([chat.title, chat.members]) !== before) {
-      this.#persistChat(chat);
-      this.#events.emit('chat', this.#chatView(chat));
+    // the server's count, unless this client has already counted past what it had when it answered
+    if (typeof c.unread === 'number' && typeof c.lastSeq === 'number' && c.lastSeq >= chat.unreadAt) {
+      chat.unread = c.unread;
+      chat.unreadAt = c.lastSeq;
+      chat.lastMessage = c.lastMessage ? { ...c.lastMessage } : null;
     }
+    const changed = JSON.stringify([chat.title, chat.members]) !== before;
+    if (changed) this.#persistChat(chat);
+    if (changed || JSON.stringify([chat.unread, chat.lastMessage]) !== listBefore) this.#events.emit('chat', this.#chatView(chat));
     if (typeof c.lastSeq === 'number' && c.lastSeq > chat.lastSeq) chat.lastSeq = c.lastSeq;
     if (c.readSeq) for (const [u, s] of Object.entries(c.readSeq)) if (!(chat.readSeq[u] >= s)) chat.readSeq[u] = s;
     return chat;
@@ -764,7 +815,22 @@ export class WaterlineClient {
     if (!(seq > chat.readWanted)) return;
     chat.readWanted = seq;
     if (this.#userId && !(chat.readSeq[this.#userId] >= seq)) chat.readSeq[this.#userId] = seq;
+    this.#recount(chat);
     this.#frame(this.#conn?.welcomed ? this.#conn : null, { type: 'read', chatId, seq });
+  }
+
+  /**
+   * The unread count after the read position moved: what is past it among the messages held (at
+   * most the count before, which may hold messages this client no longer keeps).
+   */
+  #recount(chat) {
+    const at = this.#readPosition(chat);
+    const unread = at >= chat.unreadAt ? 0 : Math.min(chat.unread, chat.log.messages().filter((m) =>
+      (m.kind === 'text' || m.kind === 'stream') && m.senderId !== this.#userId && !m.deleted && m.seq > at && m.seq <= chat.unreadAt).length);
+    if (unread !== chat.unread) {
+      chat.unread = unread;
+      this.#events.emit('chat', this.#chatView(chat));
+    }
   }
 
   /** The members' read positions known for the chat (from getChat and live receipts). */

@@ -187,11 +187,28 @@ export interface PendingSend {
   attachmentDetails?: AttachmentDetail[];
 }
 
+/** A chat's last text or stream entry in its current state (PROTOCOL.md §10). */
+export interface LastMessage {
+  messageId: string;
+  seq: number;
+  senderId: string;
+  kind: string;
+  /** Its latest text, cut to 200 characters; "" once deleted. */
+  body: string;
+  sentAt: string;
+  /** Present once it was edited. */
+  editedAt?: string;
+  deleted: boolean;
+}
+
 export interface Chat {
   chatId: string;
   title: string | null;
   members: string[];
   lastSeq?: number;
+  /** Others' text and stream entries past the caller's read position, deleted ones not counted (§10). */
+  unread?: number;
+  lastMessage?: LastMessage | null;
   readSeq?: Record<string, number>;
 }
 
@@ -202,6 +219,14 @@ export interface ChatView {
   /** The cursor: highest seq handed to the application with none missing below. */
   seq: number;
   readSeq: Record<string, number>;
+  /**
+   * Others' text and stream entries past this user's read position: the server's count when the
+   * chat was last listed or read, kept live as entries arrive, as markRead moves and as one's own
+   * messages are sent (sending is reading). 0 until the server has said.
+   */
+  unread: number;
+  /** The last text or stream entry, kept live through new messages, edits and deletes; null when none is known. */
+  lastMessage: LastMessage | null;
 }
 
 export interface Chunk {

@@ -222,10 +222,13 @@ class Session {
   #drawChats() {
     const list = byId('chat-list');
     const openId = this.conversation?.chatId;
+    // unread and the last message come from the server's chat list (§10), kept live by the client;
+    // a chat it has not said anything of yet falls back to the messages this page holds
     const chats = this.client.chats().map((c) => {
-      const messages = this.client.messages(c.chatId).filter(isShown);
-      return { ...c, last: messages.at(-1),
-        unread: messages.filter((m) => m.senderId !== this.me && !m.deleted && m.seq > this.#readUpTo(c.chatId)).length };
+      const held = this.client.messages(c.chatId).filter(isShown);
+      const last = c.lastMessage ?? held.at(-1);
+      const unread = c.unread > 0 && c.seq <= this.#readUpTo(c.chatId) && c.seq > 0 ? 0 : c.unread;
+      return { ...c, last, unread };
     });
     // newest activity first; a chat with no message yet (just made) above them all
     chats.sort((a, b) => (b.last?.sentAt ?? '\uffff').localeCompare(a.last?.sentAt ?? '\uffff') || a.chatId.localeCompare(b.chatId));
