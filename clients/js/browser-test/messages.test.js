@@ -1,4 +1,5 @@
-// The demo page's messages beyond sending (PROTOCOL.md §9), two people in two browsers: an edit,
+// The demo page's messages beyond sending (PROTOCOL.md §9, and §10's chat list: unread badges and
+// previews), two people in two browsers: an edit,
 // a delete, a reply quoting its original, reactions with their counts, and attachments (an
 // image previewed, a file downloaded), each seen by the other live and after a reload, and by a
 // member who comes later from history. Debian's Chromium through playwright-core, against the
@@ -342,6 +343,43 @@ describe('the demo page: edit, delete, reply, react, attach', { skip: requireBro
       assert.equal(res.status, 404, `attachment ${attachmentId} after the delete`);
     }
     await shot(lea.page, '37-lea-after-the-delete.png');
+    pages.assertNoProblems();
+  });
+
+  test('unread badges and previews follow messages and deletes, survive a reload, and go once read', { timeout: 120_000 }, async () => {
+    const fay = await pages.person(name('list-fay'));
+    const gus = await pages.person(name('list-gus'));
+    await createChat(fay.page, gus.name, 'tally');
+    await send(fay.page, 'first of two');
+    await send(fay.page, 'second of two');
+    await inState(fay.page, message(fay.page, 'second of two'), 'accepted', 'read').waitFor();
+
+    const item = gus.page.getByTestId('chat-item').filter({ hasText: 'tally' });
+    await item.getByTestId('unread').filter({ hasText: /^2 unread$/ }).waitFor();
+    await item.locator('.chat-preview').filter({ hasText: `${fay.name}: second of two` }).waitFor();
+    await shot(gus.page, '40-gus-has-two-unread.png');
+
+    const id = await message(fay.page, 'second of two').getAttribute('data-message-id');
+    const bubble = fay.page.locator(`[data-testid="message"][data-message-id="${id}"]`);
+    await bubble.getByTestId('delete').click();
+    await bubble.getByTestId('delete-confirm').click();
+    await item.getByTestId('unread').filter({ hasText: /^1 unread$/ }).waitFor();
+    await item.locator('.chat-preview').filter({ hasText: `${fay.name}: a deleted message` }).waitFor();
+    assert.equal(await gus.page.getByText('second of two').count(), 0, 'nothing of the deleted text in the list');
+
+    // after a reload the list is the server's (§10), and says the same
+    await gus.page.reload();
+    await connection(gus.page, 'open');
+    await item.getByTestId('unread').filter({ hasText: /^1 unread$/ }).waitFor();
+    await item.locator('.chat-preview').filter({ hasText: `${fay.name}: a deleted message` }).waitFor();
+
+    await openChat(gus.page, 'tally');
+    await message(gus.page, 'first of two').waitFor();
+    await send(gus.page, 'read them');
+    await item.locator('.chat-preview').filter({ hasText: 'You: read them' }).waitFor();
+    assert.equal(await item.getByTestId('unread').count(), 0, 'an open chat shows no badge');
+    await fay.page.getByTestId('chat-item').filter({ hasText: 'tally' }).locator('.chat-preview')
+      .filter({ hasText: `${gus.name}: read them` }).waitFor();
     pages.assertNoProblems();
   });
 });

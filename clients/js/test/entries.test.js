@@ -128,3 +128,43 @@ test('attachments: uploaded, sent, read back by the other member; a delete erase
   await assert.rejects(finn.download(up.attachmentId), (e) => e.status === 404);
   await assert.rejects(erin.download(up.attachmentId), (e) => e.status === 404);
 });
+
+/** A chat as chats() shows it now. */
+const view = (c, chatId) => c.chats().find((v) => v.chatId === chatId);
+
+// §10: the chat list's unread and lastMessage, from the server and kept live
+test('unread and lastMessage: from the server, then live through messages, edits, deletes, markRead and own sends', async () => {
+  const alice = await started(user('cl-alice'));
+  const chat = await alice.createChat([user('cl-bob')], 'list');
+  const one = await alice.send(chat.chatId, 'one');
+  await alice.send(chat.chatId, 'two');
+
+  const bob = await started(user('cl-bob'));
+  const listed = (await bob.listChats()).find((c) => c.chatId === chat.chatId);
+  assert.equal(listed.unread, 2);
+  assert.equal(listed.lastMessage.body, 'two');
+  await until(bob, () => view(bob, chat.chatId)?.unread === 2 && bob.cursor(chat.chatId) === 2, { pollMs: 50 });
+  assert.equal(view(alice, chat.chatId).unread, 0, 'own messages are never unread');
+
+  const three = await alice.send(chat.chatId, 'three');
+  await until(bob, () => view(bob, chat.chatId).unread === 3 && view(bob, chat.chatId).lastMessage?.messageId === three.messageId);
+
+  await alice.edit(chat.chatId, three.messageId, 'three, edited');
+  await until(bob, () => view(bob, chat.chatId).lastMessage.body === 'three, edited');
+  assert.equal(view(bob, chat.chatId).unread, 3, 'an edit is not unread');
+
+  await alice.delete(chat.chatId, three.messageId);
+  await until(bob, () => view(bob, chat.chatId).lastMessage.deleted === true);
+  assert.equal(view(bob, chat.chatId).unread, 2, 'a deleted message is no longer unread');
+  assert.equal(view(bob, chat.chatId).lastMessage.body, '');
+
+  bob.markRead(chat.chatId, one.seq);
+  assert.equal(view(bob, chat.chatId).unread, 1);
+  await bob.send(chat.chatId, 'reply');
+  await until(bob, () => view(bob, chat.chatId).unread === 0 && view(bob, chat.chatId).lastMessage.body === 'reply');
+  await until(alice, () => view(alice, chat.chatId).unread === 1);
+
+  // the server agrees with what both kept live
+  assert.equal((await bob.getChat(chat.chatId)).unread, 0);
+  assert.equal((await alice.getChat(chat.chatId)).unread, 1);
+});
