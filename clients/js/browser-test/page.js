@@ -120,3 +120,22 @@ export function assertConsistent(log, who) {
 }
 
 export const bodies = (log) => log.filter((m) => m.kind === 'text').map((m) => m.body);
+
+/**
+ * A suite's shared set-up: the packaged server, one browser and its pages, each test's contexts
+ * closed after it. Returns an object whose server, browser and pages are set once the suite starts.
+ */
+export function demoSuite({ before, after, afterEach }, launch, TestServer) {
+  const suite = {};
+  before(async () => {
+    suite.server = await TestServer.start();
+    suite.browser = await launch();
+    suite.pages = new DemoPages(suite.browser, suite.server.base);
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.server?.dispose();
+  });
+  afterEach(() => suite.pages.reset());
+  return suite;
+}

@@ -807,6 +807,21 @@ export class WaterlineClient {
     return out;
   }
 
+  /**
+   * Searches the caller's chats (GET /api/search, PROTOCOL.md §10): q in web-search syntax (words,
+   * "a phrase", or, -word); chatId: only that chat; limit 1-100 (server default 20); before: the
+   * previous page's next. Resolves to { results: [{ chatId, messageId, seq, senderId, sentAt,
+   * snippet, highlights }], next }, newest first; next is null on the last page. A refusal rejects
+   * with a WaterlineError (invalid, not_found, unavailable, rate_limited).
+   */
+  search(q, { chatId, limit, before } = {}) {
+    const params = new URLSearchParams({ q });
+    if (chatId != null) params.set('chatId', chatId);
+    if (limit != null) params.set('limit', String(limit));
+    if (before != null) params.set('before', before);
+    return this.rest('GET', `/api/search?${params}`);
+  }
+
   // ---------------------------------------------------------------- receipts
 
   /** Marks the chat read up to seq; sent now if connected, else on the next connection. */

@@ -355,6 +355,8 @@ export class WaterlineClient {
   addMember(chatId: string, userId: string): Promise<Chat>;
   getChat(chatId: string): Promise<Chat & { readSeq: Record<string, number> }>;
   listChats(): Promise<Chat[]>;
+  /** Searches the caller's chats, newest first (PROTOCOL.md §10); pass a page's next as before for the page below. */
+  search(q: string, options?: { chatId?: string; limit?: number; before?: string }): Promise<SearchPage>;
   subscribe(streamId: string, options?: { fromSeq?: number; transport?: 'auto' | 'ws' | 'sse' }): StreamSubscription;
   /** An authenticated JSON call on the server in use. */
   rest<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
@@ -370,3 +372,22 @@ export function tokenSubject(token: string): string;
 export function devToken(baseUrl: string, userId: string, options?: { fetch?: typeof fetch }): Promise<string>;
 export function fullJitter(attempt: number, baseMs: number, capMs: number, random?: () => number): number;
 export function readEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: string | null; event: string; data: string }>;
+
+/** One search result (PROTOCOL.md §10). */
+export interface SearchResult {
+  chatId: string;
+  messageId: string;
+  seq: number;
+  senderId: string;
+  sentAt: string;
+  /** Plain text around the matches, never markup. */
+  snippet: string;
+  /** The matched ranges of snippet, [start, end) in UTF-16 code units. */
+  highlights: Array<[number, number]>;
+}
+
+/** A page of search results, newest first; next is the cursor of the page below, null on the last. */
+export interface SearchPage {
+  results: SearchResult[];
+  next: string | null;
+}

@@ -168,3 +168,39 @@ test('unread and lastMessage: from the server, then live through messages, edits
   assert.equal((await bob.getChat(chat.chatId)).unread, 0);
   assert.equal((await alice.getChat(chat.chatId)).unread, 1);
 });
+
+// search (PROTOCOL.md §10): a page of the caller's matches, newest first, paged with next, narrowed by
+// chatId, with plain-text snippets and their highlights; refusals reject with the server's code
+test('search finds the caller\'s messages newest first, pages with next, narrows by chatId and highlights the words', async () => {
+  const alice = await started(user('sara'));
+  const bob = await started(user('sam'));
+  const mallory = await started(user('mal'));
+  const one = await alice.createChat([bob.userId], 'one');
+  const two = await alice.createChat([bob.userId], 'two');
+  const foreign = await mallory.createChat([user('dan')], 'elsewhere');
+  const sent = [];
+  for (let i = 0; i < 5; i++) {
+    sent.push((await alice.send(i % 2 ? two.chatId : one.chatId, `the kestrel ${i} hovers`)).messageId);
+  }
+  await alice.send(one.chatId, 'nothing to find here');
+  await mallory.send(foreign.chatId, 'a kestrel of mallory');
+
+  const first = await bob.search('kestrel', { limit: 3 });
+  assert.equal(first.results.length, 3);
+  assert.ok(first.next);
+  const second = await bob.search('kestrel', { limit: 3, before: first.next });
+  assert.equal(second.next, null);
+  assert.deepEqual([...first.results, ...second.results].map((r) => r.messageId), [...sent].reverse());
+
+  const hit = first.results[0];
+  assert.equal(hit.senderId, alice.userId);
+  assert.deepEqual(hit.highlights.map(([a, b]) => hit.snippet.slice(a, b)), ['kestrel']);
+
+  const onlyOne = await alice.search('kestrel', { chatId: one.chatId });
+  assert.deepEqual(onlyOne.results.map((r) => r.chatId), [one.chatId, one.chatId, one.chatId]);
+
+  await assert.rejects(mallory.search('kestrel', { chatId: one.chatId }),
+    (e) => e instanceof WaterlineError && e.code === 'not_found');
+  await assert.rejects(alice.search('   '), (e) => e instanceof WaterlineError && e.code === 'invalid');
+  await assert.rejects(alice.search('kestrel', { limit: 101 }), (e) => e instanceof WaterlineError && e.code === 'invalid');
+});

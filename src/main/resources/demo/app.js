@@ -261,6 +261,53 @@ class Session {
     byId('chat-members').textContent = members.length > 0 ? `Members: ${members.map((m) => (m === this.me ? `${m} (you)` : m)).join(', ')}` : '';
   }
 
+  // ------------------------------------------------------------ search
+
+  /** Searches the user's chats (PROTOCOL.md §10); more appends the page below the one shown. */
+  async search(q, more = false) {
+    const list = byId('search-results');
+    const page = await this.client.search(q, { limit: 20, before: more ? this.searchNext : undefined });
+    if (!more) list.replaceChildren();
+    this.searchNext = page.next;
+    this.searchQ = q;
+    for (const r of page.results) {
+      const chat = this.#chatDetails.get(r.chatId) ?? this.client.chats().find((c) => c.chatId === r.chatId);
+      const snippet = [];
+      let at = 0;
+      for (const [start, end] of r.highlights) {
+        snippet.push(r.snippet.slice(at, start), h('mark', {}, r.snippet.slice(start, end)));
+        at = end;
+      }
+      snippet.push(r.snippet.slice(at));
+      list.append(h('li', {},
+        h('button', { type: 'button', class: 'search-result', 'data-testid': 'search-result', 'data-message-id': r.messageId,
+          onclick: () => this.openAt(r.chatId, r.messageId) },
+        h('span', { class: 'search-where' }, `${chat ? this.#name(chat) : 'A chat'} · ${r.senderId} · ${shortTime(r.sentAt)}`),
+        h('span', { class: 'search-snippet' }, snippet))));
+    }
+    if (!more && page.results.length === 0) list.append(h('li', { class: 'hint' }, 'Nothing found.'));
+    list.hidden = false;
+    byId('search-more').hidden = !page.next;
+  }
+
+  /** Opens a chat at a message: scrolled to and marked, once the chat's messages hold it. */
+  openAt(chatId, messageId) {
+    if (this.conversation?.chatId !== chatId) this.open(chatId);
+    const conversation = this.conversation;
+    if (conversation.reveal(messageId)) return;
+    // the chat's history may still be arriving: look again as messages come, for a while
+    const watch = new MutationObserver(() => {
+      if (this.conversation !== conversation || conversation.reveal(messageId)) watch.disconnect();
+    });
+    watch.observe(conversation.log, { childList: true, subtree: true });
+    setTimeout(() => {
+      watch.disconnect();
+      if (this.conversation === conversation && !conversation.reveal(messageId)) {
+        notice('That message is older than what this device keeps of the chat.');
+      }
+    }, 5000);
+  }
+
   // ------------------------------------------------------------ the open chat
 
   open(chatId) {
@@ -528,6 +575,14 @@ function setUp() {
   });
 
   formAction(byId('ask-bot-form'), byId('ask-bot-error'), () => session.askBot());
+  formAction(byId('search'), byId('search-error'), async () => {
+    const q = byId('search-q').value.trim();
+    if (!q) throw userError('Type the words to search for.');
+    await session.search(q);
+  });
+  byId('search-more').addEventListener('click', () => {
+    session?.search(session.searchQ, true).catch((error) => { byId('search-error').textContent = `Failed: ${errorText(error)}`; });
+  });
 
   const composer = byId('composer');
   const body = byId('composer-body');

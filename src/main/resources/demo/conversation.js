@@ -142,6 +142,19 @@ export class Conversation {
 
   get lastSeq() { return this.#lastSeq; }
 
+  /**
+   * Scrolls to a message and marks it found (a search result opened): true when it is shown, false
+   * when this device does not hold it (yet).
+   */
+  reveal(messageId) {
+    const el = this.#byMessage.get(messageId);
+    if (!el) return false;
+    for (const old of this.log.querySelectorAll('[data-found]')) old.removeAttribute('data-found');
+    el.dataset.found = 'true';
+    el.scrollIntoView({ block: 'center' });
+    return true;
+  }
+
   /** A message handed over by the client (history, live or an own send's); other entries are not shown. */
   add(m) {
     if (!SHOWN.has(m.kind ?? 'text')) {

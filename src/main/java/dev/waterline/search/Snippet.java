@@ -1,0 +1,53 @@
+package dev.waterline.search;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A result's excerpt as the wire carries it: plain text, and the ranges of it that matched
+ * ({@code [start, end)} in UTF-16 code units, what JavaScript's string indexes count), so a client
+ * shows the highlights without parsing markup out of a user's text. PostgreSQL's {@code ts_headline}
+ * marks the matches with two markers; they carry a random nonce of the request's
+ * ({@link #markers()}), so that no text a user wrote can pass for one.
+ */
+record Snippet(String text, List<int[]> highlights) {
+
+    /** The start and stop markers of one request. */
+    record Markers(String start, String stop) {
+        /** ts_headline's options: these markers, and an excerpt of up to two fragments of 8 to 30 words. */
+        String options() {
+            return "StartSel=\"" + start + "\", StopSel=\"" + stop + "\", MaxWords=30, MinWords=8, MaxFragments=2,"
+                    + " FragmentDelimiter=\" … \"";
+        }
+    }
+
+    static Markers markers(java.util.random.RandomGenerator random) {
+        String nonce = Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+        return new Markers("[[" + nonce + "[", "]" + nonce + "]]");
+    }
+
+    /** {@code headline} with its markers taken out and their places kept as ranges; a stray marker is dropped. */
+    static Snippet of(String headline, Markers markers) {
+        StringBuilder text = new StringBuilder(headline.length());
+        List<int[]> ranges = new ArrayList<>();
+        int open = -1;
+        int i = 0;
+        while (i < headline.length()) {
+            if (headline.startsWith(markers.start(), i)) {
+                open = text.length();
+                i += markers.start().length();
+            }
+            else if (headline.startsWith(markers.stop(), i)) {
+                if (open >= 0 && text.length() > open) {
+                    ranges.add(new int[] {open, text.length()});
+                }
+                open = -1;
+                i += markers.stop().length();
+            }
+            else {
+                text.append(headline.charAt(i++));
+            }
+        }
+        return new Snippet(text.toString(), ranges);
+    }
+}
