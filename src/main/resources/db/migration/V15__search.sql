@@ -26,9 +26,9 @@ CREATE FUNCTION waterline_search_config() RETURNS regconfig
 -- (4 MB by default) merges it into the index inside its own transaction, which here is a group
 -- commit that every sender of its batch waits for, and every search reads the whole unsorted list;
 -- off, each text message pays its own few entry insertions and no commit pays for others'
--- (docs/ARCHITECTURE.md "Search" has the measurements). Not keyed by chat (btree_gin's
--- (chat_id, words)): the chats a user may search are a join, and the measured plans did not need it
--- (docs/ARCHITECTURE.md "Search").
+-- (a choice by reasoning, not yet by measurement: docs/ARCHITECTURE.md "Search"). Not keyed by chat
+-- (btree_gin's (chat_id, words)): the chats a user may search are a join, and where one user's chats
+-- hold most of the history a chat key cannot narrow anything (docs/ARCHITECTURE.md "Search").
 CREATE INDEX message_history_search ON message_history
     USING gin (to_tsvector(waterline_search_config(), body))
     WITH (fastupdate = off)
