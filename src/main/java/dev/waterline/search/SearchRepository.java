@@ -54,8 +54,8 @@ class SearchRepository {
      * its body, which the last edit rewrote.
      * <p>
      * 1: user id, 2, 3: chat id or null; 4: q; 5..8: the cursor's sent_at (or null), sent_at, chat
-     * id, seq; 9: rows wanted (a page and one more, to know there is a next); 10: q; 11: ts_headline's
-     * options.
+     * id, seq; 9: rows wanted (a page and one more, to know there is a next); 10: q; 11: the length up
+     * to which a body is its own snippet; 12, 13: ts_headline's options for a short body, a long one.
      */
     private static final String PAGE = """
             WITH readable AS (
@@ -74,7 +74,8 @@ class SearchRepository {
                 LIMIT ?
             )
             SELECT chat_id, seq, message_id, sender_id, sent_at,
-                   ts_headline(waterline_search_config(), body, websearch_to_tsquery(waterline_search_config(), ?), ?) AS headline
+                   ts_headline(waterline_search_config(), body, websearch_to_tsquery(waterline_search_config(), ?),
+                               CASE WHEN char_length(body) <= ? THEN ? ELSE ? END) AS headline
             FROM hits
             ORDER BY sent_at DESC, chat_id DESC, seq DESC
             """;
@@ -147,7 +148,7 @@ class SearchRepository {
                 OffsetDateTime at = c == null ? null : OffsetDateTime.ofInstant(c.sentAt(), ZoneOffset.UTC);
                 List<Hit> hits = jdbc.query(PAGE, HIT, query.userId(), query.chatId(), query.chatId(), query.q(),
                         at, at, c == null ? null : c.chatId(), c == null ? null : c.seq(), query.limit() + 1,
-                        query.q(), query.markers().options());
+                        query.q(), Snippet.WHOLE_UP_TO, query.markers().optionsWhole(), query.markers().options());
                 boolean more = hits.size() > query.limit();
                 return new Found(more ? hits.subList(0, query.limit()) : hits, more);
             });

@@ -12,12 +12,24 @@ import java.util.List;
  */
 record Snippet(String text, List<int[]> highlights) {
 
+    /**
+     * A body this long or shorter is its own snippet: a chat message is mostly a line, and cutting
+     * a line into fragments would drop words around the match that a reader needs (and reorder
+     * nothing). Longer bodies get up to two fragments around the matches.
+     */
+    static final int WHOLE_UP_TO = 200;
+
     /** The start and stop markers of one request. */
     record Markers(String start, String stop) {
-        /** ts_headline's options: these markers, and an excerpt of up to two fragments of 8 to 30 words. */
+        /** ts_headline's options for a long body: these markers, and up to two fragments of 8 to 30 words. */
         String options() {
             return "StartSel=\"" + start + "\", StopSel=\"" + stop + "\", MaxWords=30, MinWords=8, MaxFragments=2,"
                     + " FragmentDelimiter=\" … \"";
+        }
+
+        /** ts_headline's options for a short body ({@link #WHOLE_UP_TO} characters or fewer): all of it, marked. */
+        String optionsWhole() {
+            return "StartSel=\"" + start + "\", StopSel=\"" + stop + "\", HighlightAll=true";
         }
     }
 

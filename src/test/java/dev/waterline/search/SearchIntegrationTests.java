@@ -211,13 +211,36 @@ class SearchIntegrationTests {
         api = new Api(port);
         Api.Pair p = api.pair("search-snippet");
         try (WsClient a = WsClient.connectWelcomed(port, p.alice())) {
-            send(a, p.chat(), "the quick brown fox jumps over the lazy dog, and the Fox laughs [[at]] nothing");
+            String body = "the quick brown fox jumps over the lazy dog, and the Fox laughs [[at]] nothing";
+            send(a, p.chat(), body);
             JsonNode hit = search(p.alice(), q("fox")).body().get("results").get(0);
             String snippet = hit.get("snippet").asString();
-            assertThat(snippet).contains("quick brown fox jumps").contains("[[at]]");
+            assertThat(snippet).as("a short message is its own snippet").isEqualTo(body);
             List<String> highlighted = new ArrayList<>();
             hit.get("highlights").forEach(h -> highlighted.add(snippet.substring(h.get(0).asInt(), h.get(1).asInt())));
             assertThat(highlighted).containsExactly("fox", "Fox");
+        }
+    }
+
+    @Test
+    void aLongMessagesSnippetIsAnExcerptAroundItsMatch() {
+        api = new Api(port);
+        Api.Pair p = api.pair("search-long");
+        StringBuilder body = new StringBuilder();
+        for (int i = 0; i < 60; i++) {
+            body.append("filler").append(i).append(' ');
+        }
+        body.append("the heron stands still ");
+        for (int i = 60; i < 120; i++) {
+            body.append("filler").append(i).append(' ');
+        }
+        try (WsClient a = WsClient.connectWelcomed(port, p.alice())) {
+            send(a, p.chat(), body.toString().strip());
+            JsonNode hit = search(p.alice(), q("heron")).body().get("results").get(0);
+            String snippet = hit.get("snippet").asString();
+            assertThat(snippet).contains("heron").doesNotContain("filler0 ").hasSizeLessThan(body.length() / 2);
+            JsonNode h = hit.get("highlights").get(0);
+            assertThat(snippet.substring(h.get(0).asInt(), h.get(1).asInt())).isEqualTo("heron");
         }
     }
 
