@@ -18,6 +18,7 @@ import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import tools.jackson.databind.JsonNode;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -42,11 +43,14 @@ class ChatController {
     static final int MAX_PAGE = 500;
 
     private final ChatRepository chats;
+    private final ApplicationEventPublisher events;
     private final ChatProperties properties;
     private final DatabaseTurns turns;
     private final long pageBytes;
 
-    ChatController(ChatRepository chats, ChatProperties properties, DatabaseTurns turns, ApiProperties api) {
+    ChatController(ChatRepository chats, ChatProperties properties, DatabaseTurns turns, ApiProperties api,
+                   ApplicationEventPublisher events) {
+        this.events = events;
         this.chats = chats;
         this.properties = properties;
         this.turns = turns;
@@ -76,6 +80,7 @@ class ChatController {
             catch (ChatRepository.OverQuota e) {
                 throw overQuota();
             }
+            events.publishEvent(new MembersJoined(chatId, List.copyOf(members)));
             return Json.answer(HttpStatus.CREATED, Chat.created(chatId, title, List.copyOf(members)));
         });
     }
@@ -136,6 +141,7 @@ class ChatController {
             catch (ChatRepository.OverQuota e) {
                 throw overQuota();
             }
+            events.publishEvent(new MembersJoined(chatId, List.of(userId)));
             return Json.answer(HttpStatus.OK, chats.findForMember(chatId, caller).orElseThrow(ApiException::notFound));
         });
     }

@@ -6,7 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import dev.waterline.outbox.OutboxRow;
 
 /**
- * What one node hands to another: deliveries, frames, a close. A port: {@code presence.local}
+ * What one node hands to another: deliveries, frames, a close, a broadcast to all. A port: {@code presence.local}
  * is the single node (what is handed to a node arrives on this one; no other node is alive),
  * {@code presence.redis} the cluster (one Redis channel per node). Where a user is connected is
  * {@link Presence}'s to say; a caller hands over only to a {@link Location} it read there.
@@ -32,6 +32,15 @@ public interface NodeBus {
 
     /** Sends one frame to the connection {@code where} names, on its node. */
     void send(Location where, String frame);
+
+    /**
+     * Hands {@code message} to every live node, this one included (what presence announces to the
+     * nodes that hold the connections it concerns). Best effort, like everything here.
+     */
+    void broadcast(String message);
+
+    /** Where messages broadcast by any node go on this one (one receiver: presence registers it). */
+    void onBroadcast(java.util.function.Consumer<String> receiver);
 
     /** Where rows handed over to this node go (the delivery capability registers it). */
     void onDeliveries(Deliveries deliveries);

@@ -37,6 +37,10 @@ public final class Frames {
     public record Typing(String type, String chatId, String userId) {
     }
 
+    /** {@code lastSeen}: an ISO-8601 instant, or null (online, hidden, or not known). */
+    public record Presence(String type, String userId, String state, String lastSeen) {
+    }
+
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Error(String type, String code, String message, String correlationId) {
     }
@@ -125,6 +129,11 @@ public final class Frames {
     /** A member is typing in a chat (PROTOCOL.md §10). */
     public static String typing(String chatId, String userId) {
         return JSON.writeValueAsString(new Typing("typing", chatId, userId));
+    }
+
+    /** A user's presence changed (PROTOCOL.md §10). */
+    public static String presence(String userId, String state, String lastSeen) {
+        return JSON.writeValueAsString(new Presence("presence", userId, state, lastSeen));
     }
 
     public static String error(String code, String message, String correlationId) {

@@ -36,9 +36,9 @@ class AuthorizationMatrixIntegrationTests {
 
     /** One REST endpoint: how to call it, and the status a member gets. */
     record Endpoint(String method, String pattern, boolean anonymous, int memberStatus, String body) {
-        /** About one chat, stream or blob (in its path, or a chat named in its body): a non-member gets 404. */
+        /** About one chat, stream, blob or co-member (in its path, or a chat named in its body): a non-member gets 404. */
         boolean aboutAnId() {
-            return pattern.contains("{chatId}") || pattern.contains("{streamId}") || pattern.contains("{blobId}")
+            return pattern.contains("{chatId}") || pattern.contains("{userId}") || pattern.contains("{streamId}") || pattern.contains("{blobId}")
                     || pattern.contains("{hookId}") || pattern.contains("{messageId}") || pattern.contains("{attachmentId}")
                     || (body != null && body.contains("%2$s"));
         }
@@ -69,6 +69,10 @@ class AuthorizationMatrixIntegrationTests {
             new Endpoint("GET", "/api/chats/{chatId}/messages/{messageId}", false, 200, null),
             // the chat named in the query: a non-member's search of it is 404, as for an unknown chat
             new Endpoint("GET", "/api/search?q=matrix&chatId={chatId}", false, 200, null),
+            // presence: of a user who shares a chat with the caller (bob); anyone else's is 404, as an unknown user's
+            new Endpoint("GET", "/api/users/{userId}/presence", false, 200, null),
+            new Endpoint("GET", "/api/me/settings", false, 200, null),
+            new Endpoint("PUT", "/api/me/settings", false, 200, "{\"presence\":\"visible\"}"),
             new Endpoint("PATCH", "/api/chats/{chatId}/messages/{messageId}", false, 200, "{\"body\":\"edited %d\"}"),
             new Endpoint("PUT", "/api/chats/{chatId}/messages/{messageId}/reactions/{emoji}", false, 200, null),
             new Endpoint("DELETE", "/api/chats/{chatId}/messages/{messageId}/reactions/{emoji}", false, 200, null),
@@ -178,7 +182,7 @@ class AuthorizationMatrixIntegrationTests {
                 String path = e.pattern().replace("{chatId}", unknown ? UNKNOWN_CHAT : chat)
                         .replace("{streamId}", unknown ? UNKNOWN_STREAM : stream).replace("{blobId}", unknown ? UNKNOWN_BLOB : blob)
                         .replace("{hookId}", unknown ? UNKNOWN_HOOK : hook).replace("{messageId}", unknown ? UNKNOWN_MESSAGE : message)
-                        .replace("{emoji}", "%F0%9F%91%8D").replace("{attachmentId}", unknown ? UNKNOWN_ATTACHMENT : attachment);
+                        .replace("{emoji}", "%F0%9F%91%8D").replace("{userId}", unknown ? "matrix-nobody" : "matrix-bob").replace("{attachmentId}", unknown ? UNKNOWN_ATTACHMENT : attachment);
                 String body = e.body() == null ? null : String.format(e.body(), n.incrementAndGet(), unknown ? UNKNOWN_CHAT : chat, port);
                 Api.Response r = switch (e.method()) {
                     case "GET" -> api.get(path, token);

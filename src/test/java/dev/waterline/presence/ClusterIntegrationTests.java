@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.core.StringRedisTemplate;
 import tools.jackson.databind.JsonNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -106,6 +107,32 @@ class ClusterIntegrationTests {
             JsonNode typing = bob.next("typing");
             assertThat(typing.get("chatId").asString()).isEqualTo(pair.chat());
             assertThat(typing.get("userId").asString()).isEqualTo("cross-typing-alice");
+        }
+    }
+
+    @Test
+    void presenceCrossesTheNodesAndMovingBetweenThemIsNoChange() {
+        Api.Pair pair = api.pair("cross-presence");
+        try (WsClient bob = WsClient.connectWelcomed(Cluster.port(two), pair.bob())) {
+            WsClient alice = WsClient.connectWelcomed(Cluster.port(one), pair.alice());
+            JsonNode online = bob.next(f -> "presence".equals(f.path("type").asString())
+                    && "cross-presence-alice".equals(f.path("userId").asString()), Duration.ofSeconds(15));
+            assertThat(online.get("state").asString()).isEqualTo("online");
+            // alice moves to the other node: the older connection closes (4009), she stays online
+            try (WsClient moved = WsClient.connectWelcomed(Cluster.port(two), pair.alice())) {
+                assertThat(alice.awaitClose(Duration.ofSeconds(10))).isEqualTo(4009);
+                StringRedisTemplate redis = Cluster.redis(one);
+                await().atMost(Duration.ofSeconds(15)).until(() ->
+                        redis.opsForZSet().score("wl:online:due", "cross-presence-alice") == null
+                        && redis.opsForHash().get("wl:online:{cross-presence-alice}", "left") == null);
+                bob.send(Map.of("type", "ping"));
+                bob.next("pong");
+                assertThat(bob.received()).filteredOn(f -> "presence".equals(f.path("type").asString())).hasSize(1);
+            }
+            JsonNode offline = bob.next(f -> "presence".equals(f.path("type").asString())
+                    && "offline".equals(f.path("state").asString()), Duration.ofSeconds(15));
+            assertThat(offline.get("userId").asString()).isEqualTo("cross-presence-alice");
+            assertThat(offline.get("lastSeen").isNull()).isFalse();
         }
     }
 

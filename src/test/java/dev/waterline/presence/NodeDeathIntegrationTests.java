@@ -57,6 +57,12 @@ class NodeDeathIntegrationTests {
                 Duration freed = Duration.ofNanos(System.nanoTime() - killedAt);
                 assertThat(freed).as("the dead node's client stopped holding the line within the node timeout and a few passes")
                         .isLessThan(Cluster.NODE_TIMEOUT.plusSeconds(5));
+                // and alice is told that bob went offline, within the node timeout and the debounce (2 s here)
+                JsonNode offline = alice.next(f -> "presence".equals(f.path("type").asString())
+                        && "death-bob".equals(f.path("userId").asString()) && "offline".equals(f.path("state").asString()),
+                        Duration.ofSeconds(20));
+                assertThat(Duration.ofNanos(alice.arrivedAtNanos(offline) - killedAt))
+                        .isLessThan(Cluster.NODE_TIMEOUT.plusSeconds(2).plusSeconds(5));
                 await().atMost(Duration.ofSeconds(15)).until(() -> Cluster.jdbc(one).queryForObject(
                         "SELECT count(*) FROM outbox WHERE id = ANY (?::bigint[])", Long.class,
                         (Object) rows.stream().mapToLong(Long::longValue).toArray()) == 0);

@@ -23,6 +23,7 @@ class LocalNodeBus implements NodeBus {
 
     private final SessionRegistry sessions;
     private volatile Deliveries deliveries = (rows, poller) -> { };
+    private volatile java.util.function.Consumer<String> broadcasts = m -> { };
 
     LocalNodeBus(SessionRegistry sessions) {
         this.sessions = sessions;
@@ -45,6 +46,17 @@ class LocalNodeBus implements NodeBus {
         if (s != null && s.sessionId().equals(where.sessionId())) {
             s.send(frame);
         }
+    }
+
+    /** This node is every node. */
+    @Override
+    public void broadcast(String message) {
+        broadcasts.accept(message);
+    }
+
+    @Override
+    public void onBroadcast(java.util.function.Consumer<String> receiver) {
+        this.broadcasts = receiver;
     }
 
     @Override

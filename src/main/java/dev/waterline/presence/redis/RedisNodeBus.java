@@ -35,11 +35,12 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The cluster's bus: one channel per node ({@code wl:chan:<node>}, Redis pub/sub) carrying what
- * other nodes hand to this one, decoded on one worker of {@link Loops} from a bounded inbox
+ * other nodes hand to this one, and one channel every node listens to ({@code wl:chan-all}) for
+ * broadcasts, both decoded on one worker of {@link Loops} from a bounded inbox
  * (full: the message is dropped and counted; every message is best effort, see {@link NodeBus}).
  * {@code rows} go to the delivery capability; {@code close} closes the named connection if it is
  * still this node's registered one and answers {@code closed}; {@code frame} is written to the
- * named connection.
+ * named connection; {@code all} goes to the broadcast receiver.
  *
  * <p>Subscribes before {@link RedisPresence} joins the cluster (nothing is handed to a node that
  * is not listening yet) and unsubscribes after it left. Meanwhile, after this node withdrew its
@@ -66,6 +67,7 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
     private final BlockingQueue<String> inbox = new ArrayBlockingQueue<>(INBOX);
     private final Counter dropped;
     private volatile Deliveries deliveries = (rows, poller) -> { };
+    private volatile java.util.function.Consumer<String> broadcasts = m -> { };
     private volatile boolean running;
     private RedisMessageListenerContainer listener;
     private final List<Thread> threads = new ArrayList<>();
@@ -85,6 +87,9 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
     static String channel(String node) {
         return "wl:chan:" + node;
     }
+
+    /** The channel every node listens to. */
+    static final String ALL = "wl:chan-all";
 
     @Override
     public CompletableFuture<Boolean> close(Location where, int code, String reason) {
@@ -109,6 +114,16 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
     @Override
     public void send(Location where, String frame) {
         redis.convertAndSend(channel(where.node()), Wire.frame(where.userId(), where.sessionId(), frame));
+    }
+
+    @Override
+    public void broadcast(String message) {
+        redis.convertAndSend(ALL, Wire.all(message));
+    }
+
+    @Override
+    public void onBroadcast(java.util.function.Consumer<String> receiver) {
+        this.broadcasts = receiver;
     }
 
     @Override
@@ -159,6 +174,7 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
                     s.send(m.get("frame").asString());
                 }
             }
+            case "all" -> broadcasts.accept(m.get("m").asString());
             default -> throw new IllegalArgumentException("unknown message from another node: " + message);
         }
     }
@@ -181,7 +197,7 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
             if (!inbox.offer(new String(message.getBody(), StandardCharsets.UTF_8))) {
                 dropped.increment();
             }
-        }, new ChannelTopic(channel(node)));
+        }, List.of(new ChannelTopic(channel(node)), new ChannelTopic(ALL)));
         listener.afterPropertiesSet();
         listener.start();
         threads.add(loops.start(INBOX_LOOP, "node-inbox", () -> running, this::takeOne));

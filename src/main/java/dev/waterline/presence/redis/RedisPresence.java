@@ -19,6 +19,7 @@ import dev.waterline.metrics.WaterlineMetrics;
 import dev.waterline.presence.ClusterProperties;
 import dev.waterline.presence.Location;
 import dev.waterline.presence.Presence;
+import dev.waterline.presence.UsersWithdrawn;
 import dev.waterline.redis.RedisKeys;
 import dev.waterline.session.ClientSession;
 import dev.waterline.session.SessionRegistry;
@@ -29,6 +30,7 @@ import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -75,6 +77,7 @@ class RedisPresence implements Presence, SmartLifecycle {
     private static final RedisScript<List> TRUSTED = RedisScript.of(lua("trusted"), List.class);
 
     private final StringRedisTemplate redis;
+    private final ApplicationEventPublisher events;
     private final ClusterProperties properties;
     private final SessionRegistry sessions;
     private final WatermarkIndex watermark;
@@ -93,9 +96,10 @@ class RedisPresence implements Presence, SmartLifecycle {
     private volatile boolean running;
     private final List<Thread> threads = new ArrayList<>();
 
-    RedisPresence(StringRedisTemplate redis, ClusterProperties properties,
-                  SessionRegistry sessions, WatermarkIndex watermark, IndexHealth health, Loops loops, WaterlineMetrics metrics) {
+    RedisPresence(StringRedisTemplate redis, ClusterProperties properties, SessionRegistry sessions, WatermarkIndex watermark,
+                  IndexHealth health, Loops loops, WaterlineMetrics metrics, ApplicationEventPublisher events) {
         this.redis = redis;
+        this.events = events;
         this.properties = properties;
         this.sessions = sessions;
         this.watermark = watermark;
@@ -186,11 +190,7 @@ class RedisPresence implements Presence, SmartLifecycle {
             return 0;
         }
         for (Object d : dead) {
-            long users = 0;
-            long taken;
-            while ((taken = watermark.withdrawNode(String.valueOf(d), 500)) > 0) {
-                users += taken;
-            }
+            long users = withdraw(String.valueOf(d));
             log.warn("node " + d + " missed its heartbeats for " + properties.nodeTimeout().toSeconds()
                     + " s: declared dead, its " + users + " connections withdrawn from live delivery (they reconnect and resync)");
         }
@@ -351,12 +351,28 @@ class RedisPresence implements Presence, SmartLifecycle {
         Workers.stop(threads, Duration.ofSeconds(2));
         threads.clear();
         loops.pass(HEARTBEAT_LOOP, () -> {
-            while (watermark.withdrawNode(node, 500) > 0) {
-                // the next chunk
-            }
+            withdraw(node);
             redis.opsForZSet().remove(RedisKeys.NODES, node);
             redis.delete(trustKey(node));
         });
+    }
+
+    /**
+     * Withdraws every user whose epoch is on {@code node} from live delivery, and says who they
+     * were ({@link UsersWithdrawn}: presence takes them offline, unless they are back elsewhere).
+     * Returns how many the index took.
+     */
+    private long withdraw(String node) {
+        Set<String> users = watermark.nodeUsers(node);
+        long taken = 0;
+        long chunk;
+        while ((chunk = watermark.withdrawNode(node, 500)) > 0) {
+            taken += chunk;
+        }
+        if (!users.isEmpty()) {
+            events.publishEvent(new UsersWithdrawn(node, Set.copyOf(users)));
+        }
+        return taken;
     }
 
     @Override
