@@ -250,6 +250,9 @@ public final class LoadRun {
             finally {
                 offering = false;
             }
+            if (cfg.typingShare() > 0) {
+                info("typing frames written: " + stats.typing.sum());
+            }
             drain();
             outboxDrainSeconds = awaitOutboxDrain();
             if (hooks != null) {
@@ -471,6 +474,7 @@ public final class LoadRun {
         Random random = new Random(7);
         String body = "x".repeat(Math.max(1, cfg.payloadBytes()));
         boolean withEntries = cfg.entryMix() > 0 || cfg.deleteMix() > 0;
+        Set<SimClient> typists = typists(clients, cfg.typingShare());
         long issued = 0;
         int next = 0;
         while (true) {
@@ -498,12 +502,22 @@ public final class LoadRun {
                 stats.offered.increment();
                 String chat = chooseChat(c, random);
                 SimClient.EntryKind kind = withEntries ? entryKindOf(random.nextDouble(), cfg.entryMix(), cfg.deleteMix()) : null;
+                if (chat != null && typists.contains(c)) {
+                    c.offerTyping(chat);
+                }
                 if (chat == null || !(kind == null ? c.offerSend(chat, body) : c.offerEntry(chat, kind, body, random))) {
                     stats.skippedOffline.increment();
                 }
             }
             LockSupport.parkNanos(1_000_000);
         }
+    }
+
+    /** The clients that type (--typing-share of them), chosen by a fixed seed so that runs compare. */
+    static Set<SimClient> typists(List<SimClient> clients, double share) {
+        List<SimClient> shuffled = new ArrayList<>(clients);
+        Collections.shuffle(shuffled, new Random(11));
+        return new HashSet<>(shuffled.subList(0, (int) Math.round(share * clients.size())));
     }
 
     /**

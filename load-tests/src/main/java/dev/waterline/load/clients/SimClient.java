@@ -180,6 +180,28 @@ public final class SimClient {
      * that the run's window holds back (this client already awaits that many answers) is counted
      * and not made, and true is returned: it was not lost to a disconnection.
      */
+    /**
+     * As a person types before a send: a {@code typing} frame for the chat, at most one per chat
+     * every {@link #TYPING_EVERY_NANOS} (the JavaScript client's throttle), only while connected
+     * (never queued for a later connection). Not a send: never answered, never counted as one.
+     */
+    public void offerTyping(String chatId) {
+        if (!connected) {
+            return;
+        }
+        long now = System.nanoTime();
+        Long last = typedAt.get(chatId);
+        if (last != null && now - last < TYPING_EVERY_NANOS) {
+            return;
+        }
+        typedAt.put(chatId, now);
+        outbound.add(TYPING_HEAD + quote(chatId) + "\"}");
+    }
+
+    static final String TYPING_HEAD = "{\"type\":\"typing\",\"chatId\":\"";
+    static final long TYPING_EVERY_NANOS = TimeUnit.SECONDS.toNanos(3);
+    private final java.util.Map<String, Long> typedAt = new java.util.concurrent.ConcurrentHashMap<>();
+
     public boolean offerSend(String chatId, String body) {
         if (!connected) {
             return false;
@@ -383,6 +405,10 @@ public final class SimClient {
                 if (frame == ACK_SIGNAL) {
                     ackSignalled.set(false);
                     flushAcks(link);
+                }
+                else if (frame != null && frame.startsWith(TYPING_HEAD)) {
+                    write(frame);
+                    run.stats.typing.increment();
                 }
                 else if (frame != null) {
                     try {

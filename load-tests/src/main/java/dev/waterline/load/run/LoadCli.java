@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 import dev.waterline.load.bench.ChatsBench;
+import dev.waterline.load.bench.SearchBench;
 import dev.waterline.load.bench.HistoryBench;
 import dev.waterline.load.bench.TransferBench;
 import dev.waterline.load.chaos.Chaos;
@@ -33,7 +34,7 @@ import picocli.CommandLine;
 @Command(name = "waterline-load", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Load generator with message-by-message reconciliation for Waterline.",
         subcommands = {Walkthrough.class, StreamLoad.class, ProxyCli.class, Chaos.class, Soak.class, Peers.class,
-                HistoryBench.class, TransferBench.class, ChatsBench.class})
+                HistoryBench.class, TransferBench.class, ChatsBench.class, SearchBench.class})
 public final class LoadCli implements Callable<Integer> {
 
     @Option(names = "--url", description = "Server base URL (http://127.0.0.1:8080). Ignored with --start-server.",
@@ -189,6 +190,11 @@ public final class LoadCli implements Callable<Integer> {
             + " edits' text). Default: ${DEFAULT-VALUE}")
     double deleteMix;
 
+    @Option(names = "--typing-share", defaultValue = "0", description = "The fraction of the clients that type (PROTOCOL.md §10):"
+            + " before each of its sends such a client sends a typing frame, at most one per chat every 3 s (as the JavaScript"
+            + " client), only while connected. The awareness campaign: 0.10. Default: ${DEFAULT-VALUE}")
+    double typingShare;
+
     /** The command line, with the walkthrough as a subcommand; {@link Main} runs it. */
     public static CommandLine commandLine() {
         return new CommandLine(new LoadCli()).setCaseInsensitiveEnumValuesAllowed(true).setOverwrittenOptionsAllowed(true);
@@ -210,6 +216,9 @@ public final class LoadCli implements Callable<Integer> {
         if (entryMix < 0 || deleteMix < 0 || entryMix + deleteMix > 1) {
             throw new IllegalArgumentException("--entry-mix and --delete-mix are fractions of the sends, together at most 1");
         }
+        if (typingShare < 0 || typingShare > 1) {
+            throw new IllegalArgumentException("--typing-share is a fraction of the clients, 0 to 1");
+        }
         List<String> args = new ArrayList<>(serverArgs);
         if (!"none".equals(hookKind)) {
             // the receivers and brokers of a load run are on this machine, reached by the name localhost
@@ -220,7 +229,7 @@ public final class LoadCli implements Callable<Integer> {
                 reconnectEvery, outDir, label, quiet, transport, pgCeiling, pgAddress,
                 stormAt, stormClients, List.copyOf(urls), nodes, killNodeAt,
                 hookKind, hookChats, hookBroker, hookOutageAt, hookOutageFor, hookDrain, window, overloadBackoff, metricsEvery,
-                entryMix, deleteMix);
+                entryMix, deleteMix, typingShare);
     }
 
     /** The configuration these command-line arguments give, as {@code waterline-load} would run it (for the suites that run loads). */

@@ -50,7 +50,8 @@ public record LoadConfig(
         Duration overloadBackoff,
         Duration metricsEvery,
         double entryMix,
-        double deleteMix) {
+        double deleteMix,
+        double typingShare) {
 
     public enum Pattern { pairwise, groups, mixed }
 }

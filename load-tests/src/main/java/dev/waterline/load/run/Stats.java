@@ -19,6 +19,8 @@ public final class Stats {
     /** Offered sends not made because the client's window of unanswered sends was full (--window) or it was backing off after an overloaded (--overload-backoff). */
     public final LongAdder heldByWindow = new LongAdder();
     public final LongAdder sent = new LongAdder();
+    /** Typing frames written (--typing-share): not sends, never answered. */
+    public final LongAdder typing = new LongAdder();
     /** Edits, deletes and reactions offered (--entry-mix, --delete-mix) that went as sends: the client had no message to change yet. */
     public final LongAdder entriesWithoutTarget = new LongAdder();
     /** Reacts accepted as changing nothing (no new entry: PROTOCOL.md §9). */
