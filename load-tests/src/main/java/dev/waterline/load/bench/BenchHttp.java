@@ -35,6 +35,22 @@ final class BenchHttp {
         return post("/api/chats", ownerToken, Map.of("members", others)).get("chatId").asString();
     }
 
+    /** {@code count} chats of {@code owner}, chat i with partner i % partners, created 8 at a time; their ids by i. */
+    List<String> chatsWithPartners(String ownerToken, List<String> partners, int count) throws Exception {
+        List<java.util.concurrent.Future<String>> made = new java.util.ArrayList<>();
+        try (java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8)) {
+            for (int i = 0; i < count; i++) {
+                String partner = partners.get(i % partners.size());
+                made.add(pool.submit(() -> chat(ownerToken, List.of(partner))));
+            }
+        }
+        List<String> ids = new java.util.ArrayList<>(count);
+        for (java.util.concurrent.Future<String> f : made) {
+            ids.add(f.get());
+        }
+        return ids;
+    }
+
     JsonNode post(String path, String token, Object body) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/json")

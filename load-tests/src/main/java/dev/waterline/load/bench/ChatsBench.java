@@ -14,9 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.waterline.load.clients.WsLink;
@@ -180,18 +177,12 @@ public final class ChatsBench implements Callable<Integer> {
         }
     }
 
-    /** The user's chats, each with one partner, created 8 at a time; in creation (and list) order. */
+    /** The user's chats, each with one partner; in list order. */
     private List<Seeded> createChats(BenchHttp http, String userToken, List<String> partnerIds) throws Exception {
-        List<Future<String>> made = new ArrayList<>();
-        try (ExecutorService pool = Executors.newFixedThreadPool(8)) {
-            for (int i = 0; i < chats; i++) {
-                String partner = partnerIds.get(i % partners);
-                made.add(pool.submit(() -> http.chat(userToken, List.of(partner))));
-            }
-        }
+        List<String> ids = http.chatsWithPartners(userToken, partnerIds, chats);
         List<Seeded> out = new ArrayList<>();
-        for (int i = 0; i < made.size(); i++) {
-            out.add(new Seeded(made.get(i).get(), i % partners));
+        for (int i = 0; i < ids.size(); i++) {
+            out.add(new Seeded(ids.get(i), i % partners));
         }
         out.sort((a, b) -> a.chatId.compareTo(b.chatId));
         return out;

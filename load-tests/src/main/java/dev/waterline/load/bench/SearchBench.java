@@ -16,9 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.waterline.load.clients.WsLink;
@@ -136,7 +133,7 @@ public final class SearchBench implements Callable<Integer> {
                 partnerTokens.add(http.token(partnerIds.get(p)));
             }
             long seedStart = System.nanoTime();
-            List<String> chatIds = createChats(http, userToken, partnerIds);
+            List<String> chatIds = http.chatsWithPartners(userToken, partnerIds, chats);
             seed(connector, http, partnerTokens, chatIds);
             double seedSeconds = (System.nanoTime() - seedStart) / 1e9;
             System.err.printf("search-bench: seeded %d chats and %d messages in %.1f s%n", chatIds.size(), messages, seedSeconds);
@@ -195,21 +192,6 @@ public final class SearchBench implements Callable<Integer> {
                 server.close();
             }
         }
-    }
-
-    private List<String> createChats(BenchHttp http, String userToken, List<String> partnerIds) throws Exception {
-        List<Future<String>> made = new ArrayList<>();
-        try (ExecutorService pool = Executors.newFixedThreadPool(8)) {
-            for (int i = 0; i < chats; i++) {
-                String partner = partnerIds.get(i % partners);
-                made.add(pool.submit(() -> http.chat(userToken, List.of(partner))));
-            }
-        }
-        List<String> out = new ArrayList<>();
-        for (Future<String> f : made) {
-            out.add(f.get());
-        }
-        return out;
     }
 
     /** Message k goes to chat k % chats, from that chat's partner; awaited a chat-round (one per chat) at a time, ten rounds together. */
