@@ -1,6 +1,7 @@
 -- due.lua: takes up to a page of the users whose settle is due, for this node to settle. Each is
 -- not removed but moved a lease ahead: settle.lua removes it (or sets it later); should this node
--- die first, another takes it once the lease ends.
+-- die first, another takes it once the lease ends. The caller then reads each user's version
+-- (their hashes cannot be named here before the page is read) before it looks where they are.
 --
 -- KEYS[1] wl:online:due     zset: user -> ms at which it is to be settled
 -- ARGV[1] most users to take

@@ -39,22 +39,27 @@ import org.springframework.stereotype.Component;
  * settled a debounce later by whichever node finds it due; a user connected here is settled now
  * ({@link OnlineState#settle}, against what was last announced: online is announced at once unless
  * the last announcement is younger than the debounce). Every {@code due-poll} the node takes the
- * due users ({@link OnlineState#takeDue}) and settles each against where it is: connected here,
- * connected on another node ({@link Presence#elsewhere}), or nowhere. A node that stops or dies
- * has its users withdrawn by the others ({@link UsersWithdrawn}), which stamps them as leaving; a
- * single node that restarts stamps every user announced online (its connections are gone).
+ * due users ({@link OnlineState#takeDue}), reads their versions, then where they are (connected
+ * here, on another node by {@link Presence#elsewhere}, or nowhere), and settles each under its
+ * version: a leave or deferral stamped after the version was read makes that settle change
+ * nothing, so a stale reading never undoes a newer one. A node that stops or dies has its users
+ * withdrawn by the others ({@link UsersWithdrawn}), which stamps them as leaving; a single node
+ * that starts stamps every user announced online (its connections are gone); every
+ * {@code audit-every} a page of the users announced online is checked, and those connected
+ * nowhere with nothing due are stamped (a backstop for a stamp that was never made).
  *
- * <p><b>Announcing.</b> A change to announce, of a user who does not hide their presence, is
- * broadcast to every node ({@link NodeBus#broadcast}), a pass's changes in one message. Each node
- * pushes {@code presence} frames to the users it holds who share a chat with the announced one:
- * one query for the announced users' chats ({@code chat_members_by_user}), intersected with
- * {@link LocalMembers} (the chats of the users connected here, read once per connection). So the
- * cost of an announcement is one index range per announced user per node and one frame per
- * connected co-member; nobody who is not connected is looked at or written to.
+ * <p><b>Announcing.</b> A pass's changes are broadcast to every node ({@link NodeBus#broadcast}) in
+ * one message, even when the pass fails after Redis recorded them. Each node pushes {@code presence}
+ * frames to the users it holds who share a chat with the announced one: one query for the
+ * announced users' chats ({@code chat_members_by_user}) and one for which of them hide their
+ * presence, intersected with {@link LocalMembers} (the chats of the users connected here, read
+ * once per connection). So an announcement costs each node one index range of the user's
+ * memberships and one frame per connected co-member; nobody who is not connected is looked at or
+ * written to.
  *
- * <p>Everything is best effort: a failed pass is counted and its changes tried again in the next;
- * an announcement a node could not take (its inbox full) is dropped and counted; the query answers
- * from Redis whatever was last announced.
+ * <p>Everything is best effort: a failed settle pass is counted and its notes tried again in the
+ * next; an announcement a node could not take (its inbox full) or fan out is dropped and counted;
+ * the query answers from Redis whatever was last announced.
  */
 @Component
 public class Online implements SmartLifecycle {
@@ -79,7 +84,12 @@ public class Online implements SmartLifecycle {
     private final Counter droppedInbox;
     private final Counter droppedBacklog;
     private final Counter failed;
-    private long nextDue;
+    private final Counter audited;
+    private long nextDue = System.nanoTime();
+    private long nextAudit = System.nanoTime();
+    private long auditCursor;
+    private boolean restarted;
+    private volatile int localUsers;
     private volatile boolean running;
     private Thread thread;
 
@@ -100,7 +110,9 @@ public class Online implements SmartLifecycle {
         this.droppedInbox = metrics.counter("waterline.presence.dropped", "presence announcements or pushes dropped", "reason", "inbox");
         this.droppedBacklog = metrics.counter("waterline.presence.dropped", "presence announcements or pushes dropped", "reason", "backlog");
         this.failed = metrics.counter("waterline.presence.dropped", "presence announcements or pushes dropped", "reason", "unavailable");
-        metrics.gauge("waterline.presence.local.users", "connected users whose chats this node keeps for presence", local::users);
+        this.audited = metrics.counter("waterline.presence.audited",
+                "users the audit found announced online, connected nowhere, with nothing due, and stamped as leaving");
+        metrics.gauge("waterline.presence.local.users", "connected users whose chats this node keeps for presence", () -> localUsers);
         loops.declare(LOOP);
         if (properties.enabled()) {
             sessions.listen((user, left) -> changed.merge(user, left, Boolean::logicalOr));
@@ -122,6 +134,8 @@ public class Online implements SmartLifecycle {
             state.leave(e.users());
         }
         catch (RuntimeException x) {
+            // the audit finds them (announced online, connected nowhere, nothing due)
+            failed.increment(e.users().size());
             loops.failed(LOOP, e.users().size() + " withdrawn users of node " + e.node() + " not stamped as leaving", x);
         }
     }
@@ -136,27 +150,35 @@ public class Online implements SmartLifecycle {
             bus.broadcast(PresenceWire.joined(e.chatId(), e.users()));
         }
         catch (RuntimeException x) {
+            failed.increment();
             loops.failed(LOOP, "a join to chat " + e.chatId() + " not told to the nodes", x);
         }
     }
 
     /**
-     * {@code user} hid or showed their presence: every node pushes offline without a last seen
-     * (hidden), or what was last announced (shown).
+     * {@code user} set their presence hidden or shown: every node pushes offline without a last
+     * seen (hidden), or what is announced of them (shown), even while the setting hides them.
+     * Best effort: a failure is counted and logged, the setting stands.
      */
     void settingChanged(String user, boolean hidden) {
         if (!properties.enabled()) {
             return;
         }
-        PresenceWire.Announced a;
-        if (hidden) {
-            a = new PresenceWire.Announced(user, "offline", null);
+        try {
+            PresenceWire.Announced a;
+            if (hidden) {
+                a = new PresenceWire.Announced(user, "offline", null, true);
+            }
+            else {
+                OnlineState.Known k = state.read(user);
+                a = new PresenceWire.Announced(user, k.state(), k.seenMillis(), true);
+            }
+            bus.broadcast(PresenceWire.announced(List.of(a)));
         }
-        else {
-            OnlineState.Known k = state.read(user);
-            a = new PresenceWire.Announced(user, k.state(), k.seenMillis());
+        catch (RuntimeException x) {
+            failed.increment();
+            loops.failed(LOOP, "the presence setting of " + user + " not announced", x);
         }
-        bus.broadcast(PresenceWire.announced(List.of(a)));
     }
 
     private void step() throws InterruptedException {
@@ -165,19 +187,63 @@ public class Online implements SmartLifecycle {
             batch.add(first);
             inbox.drainTo(batch, properties.batchSize() - 1);
         }
+        RuntimeException failure = null;
         try {
-            settleChanged();
-            if (System.nanoTime() - nextDue >= 0) {
-                nextDue = System.nanoTime() + properties.duePoll().toNanos();
-                settleDue();
-            }
             if (!batch.isEmpty()) {
                 fanOut(batch);
             }
         }
+        catch (RuntimeException e) {
+            failure = e;
+        }
         finally {
             batch.clear();
         }
+        try {
+            if (!restarted) {
+                restarted = takeEveryoneOffline();
+            }
+            settleChanged();
+            long now = System.nanoTime();
+            if (now - nextDue >= 0) {
+                nextDue = now + properties.duePoll().toNanos();
+                settleDue();
+            }
+            if (now - nextAudit >= 0) {
+                nextAudit = now + properties.auditEvery().toNanos();
+                audit();
+            }
+        }
+        catch (RuntimeException e) {
+            if (failure != null) {
+                e.addSuppressed(failure);
+            }
+            failure = e;
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * A single node that starts holds no connection: every user announced online was connected to
+     * the process before it, and is stamped as leaving (a page at a time, until done). In the
+     * cluster the others withdraw a node's users as it leaves or dies. True when done.
+     */
+    private boolean takeEveryoneOffline() {
+        if (presence.othersMayHold()) {
+            return true;
+        }
+        long cursor = 0;
+        do {
+            OnlineState.Page page = state.announcedOnline(cursor, properties.batchSize());
+            List<String> gone = page.users().stream().filter(u -> sessions.get(u) == null).toList();
+            if (!gone.isEmpty()) {
+                state.leave(gone);
+            }
+            cursor = page.next();
+        } while (cursor != 0);
+        return true;
     }
 
     /** The connections registered or removed here since the last pass. */
@@ -195,6 +261,7 @@ public class Online implements SmartLifecycle {
                 taken.put(user, left);
             }
         }
+        List<PresenceWire.Announced> announce = new ArrayList<>();
         try {
             List<String> here = new ArrayList<>();
             List<String> leaving = new ArrayList<>();
@@ -211,35 +278,57 @@ public class Online implements SmartLifecycle {
             });
             if (!leaving.isEmpty()) {
                 state.leave(leaving);
+                leaving.forEach(taken::remove);
             }
-            if (!here.isEmpty()) {
-                List<String> unknown = here.stream().filter(u -> !local.holds(u)).toList();
-                if (!unknown.isEmpty()) {
-                    Map<String, List<String>> chats = repository.chatsOf(unknown);
-                    unknown.forEach(u -> local.put(u, chats.getOrDefault(u, List.of())));
-                }
-                List<PresenceWire.Announced> announce = new ArrayList<>();
-                for (String user : here) {
-                    settle(user, true, announce);
-                }
-                announce(announce);
+            List<String> unknown = here.stream().filter(u -> !local.holds(u)).toList();
+            if (!unknown.isEmpty()) {
+                Map<String, List<String>> chats = repository.chatsOf(unknown);
+                unknown.forEach(u -> local.put(u, chats.getOrDefault(u, List.of())));
+                localUsers = local.users();
+            }
+            for (String user : here) {
+                settle(user, true, null, announce);
+                taken.remove(user);
             }
         }
         catch (RuntimeException e) {
             taken.forEach((user, left) -> changed.merge(user, left, Boolean::logicalOr));   // tried again next pass
             throw e;
         }
+        finally {
+            localUsers = local.users();
+            announce(announce);   // what Redis recorded as announced goes out, whatever failed after it
+        }
     }
 
-    /** The users whose settle any node deferred, now due: settled against where they are. */
+    /**
+     * The users whose settle any node deferred, now due: each user's version is read, then where
+     * it is (here, on another node, nowhere), then it is settled under that version (a leave or a
+     * deferral stamped after the version was read makes the settle change nothing).
+     */
     private void settleDue() {
         List<String> due = state.takeDue(properties.batchSize());
         if (due.isEmpty()) {
             return;
         }
+        List<String> versions = state.versions(due);
+        Set<String> online = whereAbouts(due);
+        List<PresenceWire.Announced> announce = new ArrayList<>();
+        try {
+            for (int i = 0; i < due.size(); i++) {
+                settle(due.get(i), online.contains(due.get(i)), versions.get(i), announce);
+            }
+        }
+        finally {
+            announce(announce);
+        }
+    }
+
+    /** Of {@code users}, those connected here or on another node. */
+    private Set<String> whereAbouts(List<String> users) {
         Set<String> online = new LinkedHashSet<>();
         List<String> notHere = new ArrayList<>();
-        for (String user : due) {
+        for (String user : users) {
             if (sessions.get(user) != null) {
                 online.add(user);
             }
@@ -250,39 +339,67 @@ public class Online implements SmartLifecycle {
         if (!notHere.isEmpty() && presence.othersMayHold()) {
             online.addAll(presence.elsewhere(notHere).keySet());
         }
-        List<PresenceWire.Announced> announce = new ArrayList<>();
-        for (String user : due) {
-            settle(user, online.contains(user), announce);
-        }
-        announce(announce);
+        return online;
     }
 
-    private void settle(String user, boolean online, List<PresenceWire.Announced> announce) {
-        OnlineState.Settled s = state.settle(user, online);
+    /**
+     * A backstop: one page of the users announced online (SSCAN, going on where the last audit
+     * stopped); those connected nowhere with no settle due are stamped as leaving. Finds a leave no
+     * node stamped (a node that died between a close and its stamp, a withdrawal that failed).
+     */
+    private void audit() {
+        OnlineState.Page page = state.announcedOnline(auditCursor, properties.batchSize());
+        auditCursor = page.next();
+        if (page.users().isEmpty()) {
+            return;
+        }
+        Set<String> online = whereAbouts(page.users());
+        List<String> nowhere = page.users().stream().filter(u -> !online.contains(u)).toList();
+        if (!nowhere.isEmpty()) {
+            audited.increment(state.leaveUnlessDue(nowhere));
+        }
+    }
+
+    private void settle(String user, boolean online, String version, List<PresenceWire.Announced> announce) {
+        OnlineState.Settled s = state.settle(user, online, version);
         settled.increment();
         if (s.outcome() == OnlineState.Settled.ANNOUNCE) {
-            announce.add(new PresenceWire.Announced(user, s.state(), s.seenMillis()));
+            announce.add(new PresenceWire.Announced(user, s.state(), s.seenMillis(), false));
             ("online".equals(s.state()) ? announcedOnline : announcedOffline).increment();
         }
     }
 
-    /** Broadcasts the changes of users who do not hide their presence. */
+    /** Broadcasts a pass's changes to every node, in one message. */
     private void announce(List<PresenceWire.Announced> announce) {
         if (announce.isEmpty()) {
             return;
         }
-        Set<String> hidden = repository.hiddenAmong(announce.stream().map(PresenceWire.Announced::user).toList());
-        List<PresenceWire.Announced> shown = announce.stream().filter(a -> !hidden.contains(a.user())).toList();
-        if (!shown.isEmpty()) {
-            bus.broadcast(PresenceWire.announced(shown));
+        try {
+            bus.broadcast(PresenceWire.announced(announce));
+        }
+        catch (RuntimeException e) {
+            failed.increment(announce.size());
+            loops.failed(LOOP, announce.size() + " presence changes not announced to the nodes", e);
         }
     }
 
-    /** Broadcasts from the nodes: joins are noted, announcements pushed to the co-members held here. */
+    /**
+     * Broadcasts from the nodes: joins are noted first, then the announcements (the latest per user;
+     * not those of a user who hides their presence, unless the setting made them) are pushed to the
+     * co-members held here. A message that cannot be read is dropped and counted alone.
+     */
     void fanOut(List<String> messages) {
         Map<String, PresenceWire.Announced> latest = new LinkedHashMap<>();
         for (String m : messages) {
-            PresenceWire.Message message = PresenceWire.read(m);
+            PresenceWire.Message message;
+            try {
+                message = PresenceWire.read(m);
+            }
+            catch (RuntimeException e) {
+                failed.increment();
+                loops.failed(LOOP, "a presence broadcast could not be read", e);
+                continue;
+            }
             if (message.chat() != null) {
                 local.joined(message.chat(), message.joined());
             }
@@ -292,14 +409,20 @@ public class Online implements SmartLifecycle {
             return;
         }
         Map<String, List<String>> chats;
+        Set<String> hidden;
         try {
             chats = repository.chatsOf(latest.keySet());
+            List<String> notSettings = latest.values().stream().filter(a -> !a.setting()).map(PresenceWire.Announced::user).toList();
+            hidden = notSettings.isEmpty() ? Set.of() : repository.hiddenAmong(notSettings);
         }
         catch (RuntimeException e) {
             failed.increment(latest.size());
             throw e;
         }
         for (PresenceWire.Announced a : latest.values()) {
+            if (!a.setting() && hidden.contains(a.user())) {
+                continue;
+            }
             Set<String> to = new LinkedHashSet<>();
             for (String chat : chats.getOrDefault(a.user(), List.of())) {
                 to.addAll(local.in(chat));
@@ -328,23 +451,11 @@ public class Online implements SmartLifecycle {
         }
     }
 
-    /**
-     * Starts the loop. A single node that starts holds no connection, so every user announced
-     * online was connected to the process before it: each is stamped as leaving (in the cluster
-     * the others withdraw a node's users as it leaves or dies).
-     */
     @Override
     public void start() {
         running = true;
         if (!properties.enabled()) {
             return;
-        }
-        if (!presence.othersMayHold()) {
-            loops.pass(LOOP, () -> {
-                Set<String> before = new LinkedHashSet<>(state.announcedOnline());
-                before.removeIf(u -> sessions.get(u) != null);
-                state.leave(before);
-            });
         }
         thread = loops.start(LOOP, "presence", () -> running, this::step);
     }
@@ -370,7 +481,7 @@ public class Online implements SmartLifecycle {
 
     /** The users this node holds for presence (for tests). */
     int localUsers() {
-        return local.users();
+        return localUsers;
     }
 
     Collection<String> pendingChanges() {

@@ -35,12 +35,10 @@ class OnlineRepository {
                 WHERE a.user_id = ?)
             """;
 
-    /** 1: user id, 2: hidden. Answers what it was before (null: no row, the default). */
+    /** 1: user id, 2: hidden. */
     private static final String SET_HIDDEN = """
-            WITH before AS (SELECT presence_hidden FROM user_settings WHERE user_id = ?)
             INSERT INTO user_settings (user_id, presence_hidden) VALUES (?, ?)
             ON CONFLICT (user_id) DO UPDATE SET presence_hidden = EXCLUDED.presence_hidden, updated_at = now()
-            RETURNING (SELECT presence_hidden FROM before)
             """;
 
     private final JdbcTemplate jdbc;
@@ -75,9 +73,7 @@ class OnlineRepository {
         return Boolean.TRUE.equals(jdbc.queryForObject(SHARE_A_CHAT, Boolean.class, other, one));
     }
 
-    /** Sets {@code user}'s hidden setting; answers whether it changed. */
-    boolean setHidden(String user, boolean hidden) {
-        Boolean before = jdbc.queryForObject(SET_HIDDEN, Boolean.class, user, user, hidden);
-        return (before != null && before) != hidden;
+    void setHidden(String user, boolean hidden) {
+        jdbc.update(SET_HIDDEN, user, hidden);
     }
 }

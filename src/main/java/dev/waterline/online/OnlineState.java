@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Set;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -31,12 +30,15 @@ class OnlineState {
     private static final RedisScript<Long> LEAVE = RedisScript.of(lua("leave"), Long.class);
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> TAKE_DUE = RedisScript.of(lua("due"), List.class);
+    @SuppressWarnings("rawtypes")
+    private static final RedisScript<List> SCAN_ON = RedisScript.of(lua("scan_on"), List.class);
 
     /** What settle decided: {@link #NONE}, {@link #LATER} (it is due again), or announce {@code state}. */
     record Settled(int outcome, String state, Long seenMillis) {
         static final int NONE = 0;
         static final int LATER = 1;
         static final int ANNOUNCE = 2;
+        static final int STALE = 3;
     }
 
     /** What was last announced of a user: {@code state} (offline when never), {@code seenMillis} (null: none). */
@@ -59,10 +61,13 @@ class OnlineState {
         return "wl:online:{" + user + "}";
     }
 
-    /** Settles {@code user}, whose actual state is {@code online} or not ({@code settle.lua}). */
-    Settled settle(String user, boolean online) {
+    /**
+     * Settles {@code user}, whose actual state is {@code online} or not ({@code settle.lua}), as read
+     * under {@code version} ({@link #versions}; null: a reading that cannot be stale).
+     */
+    Settled settle(String user, boolean online, String version) {
         List<?> r = redis.execute(SETTLE, List.of(key(user), DUE, ON), user, online ? "online" : "offline",
-                debounceMillis, keepSeconds);
+                debounceMillis, keepSeconds, version == null ? "" : version);
         int outcome = ((Number) r.getFirst()).intValue();
         if (outcome != Settled.ANNOUNCE) {
             return new Settled(outcome, null, null);
@@ -73,18 +78,56 @@ class OnlineState {
 
     /** {@code users} were seen leaving now: each is settled a debounce later, by any node ({@code leave.lua}). */
     void leave(Collection<String> users) {
+        leave(users, "");
+    }
+
+    /** Of {@code users}, those with no settle due are stamped as leaving now ({@code leave.lua}'s audit); returns how many. */
+    long leaveUnlessDue(Collection<String> users) {
+        return leave(users, "audit");
+    }
+
+    private long leave(Collection<String> users, String mode) {
+        long stamped = 0;
         List<String> all = List.copyOf(users);
         for (int from = 0; from < all.size(); from += CHUNK) {
             List<String> chunk = all.subList(from, Math.min(all.size(), from + CHUNK));
             List<String> keys = new ArrayList<>(chunk.size() + 1);
             keys.add(DUE);
             chunk.forEach(u -> keys.add(key(u)));
-            List<String> args = new ArrayList<>(chunk.size() + 2);
+            List<String> args = new ArrayList<>(chunk.size() + 3);
             args.add(debounceMillis);
             args.add(keepSeconds);
+            args.add(mode);
             args.addAll(chunk);
-            redis.execute(LEAVE, keys, args.toArray());
+            Long n = redis.execute(LEAVE, keys, args.toArray());
+            stamped += n == null ? 0 : n;
         }
+        return stamped;
+    }
+
+    /** Each user's version now (their {@code v}; "0" when none), in one round trip. */
+    List<String> versions(List<String> users) {
+        List<Object> v = redis.executePipelined((org.springframework.data.redis.core.RedisCallback<Object>) c -> {
+            for (String u : users) {
+                c.hashCommands().hGet(key(u).getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
+            }
+            return null;
+        });
+        List<String> out = new ArrayList<>(users.size());
+        v.forEach(x -> out.add(x == null ? "0" : x.toString()));
+        return out;
+    }
+
+    /** A page of the users announced online, from {@code cursor} (SSCAN); the next cursor is 0 at the end. */
+    record Page(List<String> users, long next) {
+    }
+
+    /** One SSCAN step over the users announced online ({@code scan_on.lua}). */
+    Page announcedOnline(long cursor, int count) {
+        List<?> r = redis.execute(SCAN_ON, List.of(ON), Long.toString(cursor), Integer.toString(count));
+        List<String> users = new ArrayList<>();
+        ((List<?>) r.get(1)).forEach(u -> users.add(String.valueOf(u)));
+        return new Page(users, Long.parseLong(String.valueOf(r.get(0))));
     }
 
     /** Up to {@code max} users whose settle is due, leased to this node ({@code due.lua}). */
@@ -93,12 +136,6 @@ class OnlineState {
         List<String> users = new ArrayList<>(r.size());
         r.forEach(u -> users.add(String.valueOf(u)));
         return users;
-    }
-
-    /** The users announced online. */
-    Set<String> announcedOnline() {
-        Set<String> users = redis.opsForSet().members(ON);
-        return users == null ? Set.of() : users;
     }
 
     Known read(String user) {

@@ -103,10 +103,13 @@ class PresenceController {
             throw ApiException.invalid("presence must be \"hidden\" or \"visible\"");
         }
         boolean hidden = presence.equals("hidden");
-        boolean changed = turns.run(() -> repository.setHidden(caller, hidden));
-        if (changed) {
-            online.settingChanged(caller, hidden);
-        }
+        turns.run(() -> {
+            repository.setHidden(caller, hidden);
+            return null;
+        });
+        // every PUT is announced, changed or not: of two racing PUTs, the one that commits last is
+        // then also the last one pushed (the REST rate bounds how often)
+        online.settingChanged(caller, hidden);
         return Json.answer(HttpStatus.OK, new Settings(presence));
     }
 }

@@ -10,16 +10,17 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * What presence broadcasts to every node (the node bus carries it as an opaque string), as JSON:
- * {@code {"p":[[user, state, lastSeen ms or null], …]}} (announcements, for each node to push to
- * the co-members it holds) or {@code {"j":chatId,"u":[user, …]}} (users joined a chat: a node
+ * {@code {"p":[[user, state, lastSeen ms or null, setting], …]}} (announcements, for each node to push to
+ * the co-members it holds; {@code setting}: made by a change of the hidden setting, pushed even though
+ * the user hides their presence) or {@code {"j":chatId,"u":[user, …]}} (users joined a chat: a node
  * holding one of them adds the chat to what it knows of them).
  */
 final class PresenceWire {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
-    /** One announcement: {@code seenMillis} null when online, hidden or unknown. */
-    record Announced(String user, String state, Long seenMillis) {
+    /** One announcement: {@code seenMillis} null when online, hidden or unknown; {@code setting} see above. */
+    record Announced(String user, String state, Long seenMillis, boolean setting) {
     }
 
     /** A decoded broadcast: announcements, or a join. */
@@ -40,6 +41,7 @@ final class PresenceWire {
             else {
                 e.add(a.seenMillis());
             }
+            e.add(a.setting());
         }
         return JSON.writeValueAsString(m);
     }
@@ -56,7 +58,8 @@ final class PresenceWire {
         if (m.has("p")) {
             List<Announced> list = new ArrayList<>(m.get("p").size());
             for (JsonNode e : m.get("p")) {
-                list.add(new Announced(e.get(0).asString(), e.get(1).asString(), e.get(2).isNull() ? null : e.get(2).asLong()));
+                list.add(new Announced(e.get(0).asString(), e.get(1).asString(), e.get(2).isNull() ? null : e.get(2).asLong(),
+                        e.path(3).asBoolean(false)));
             }
             return new Message(list, null, List.of());
         }

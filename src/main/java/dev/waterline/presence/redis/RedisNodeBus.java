@@ -36,11 +36,12 @@ import tools.jackson.databind.JsonNode;
 /**
  * The cluster's bus: one channel per node ({@code wl:chan:<node>}, Redis pub/sub) carrying what
  * other nodes hand to this one, and one channel every node listens to ({@code wl:chan-all}) for
- * broadcasts, both decoded on one worker of {@link Loops} from a bounded inbox
+ * broadcasts, handed as they come to their receiver (which must only queue them); the node's own
+ * channel's messages are decoded on one worker of {@link Loops} from a bounded inbox
  * (full: the message is dropped and counted; every message is best effort, see {@link NodeBus}).
  * {@code rows} go to the delivery capability; {@code close} closes the named connection if it is
  * still this node's registered one and answers {@code closed}; {@code frame} is written to the
- * named connection; {@code all} goes to the broadcast receiver.
+ * named connection.
  *
  * <p>Subscribes before {@link RedisPresence} joins the cluster (nothing is handed to a node that
  * is not listening yet) and unsubscribes after it left. Meanwhile, after this node withdrew its
@@ -118,7 +119,7 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
 
     @Override
     public void broadcast(String message) {
-        redis.convertAndSend(ALL, Wire.all(message));
+        redis.convertAndSend(ALL, message);
     }
 
     @Override
@@ -174,7 +175,6 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
                     s.send(m.get("frame").asString());
                 }
             }
-            case "all" -> broadcasts.accept(m.get("m").asString());
             default -> throw new IllegalArgumentException("unknown message from another node: " + message);
         }
     }
@@ -197,7 +197,11 @@ class RedisNodeBus implements NodeBus, SmartLifecycle {
             if (!inbox.offer(new String(message.getBody(), StandardCharsets.UTF_8))) {
                 dropped.increment();
             }
-        }, List.of(new ChannelTopic(channel(node)), new ChannelTopic(ALL)));
+        }, new ChannelTopic(channel(node)));
+        // broadcasts go straight to their receiver, which queues them itself: a burst of them never
+        // delays or crowds out this node's deliveries and closes in the inbox
+        listener.addMessageListener((message, pattern) -> broadcasts.accept(new String(message.getBody(), StandardCharsets.UTF_8)),
+                new ChannelTopic(ALL));
         listener.afterPropertiesSet();
         listener.start();
         threads.add(loops.start(INBOX_LOOP, "node-inbox", () -> running, this::takeOne));

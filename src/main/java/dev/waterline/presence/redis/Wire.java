@@ -13,8 +13,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * What nodes say to each other on their channels ({@code wl:chan:<node>}), as JSON: {@code rows}
  * (deliveries to record and write there), {@code close} (close one connection there, and say so)
- * and its answer {@code closed}, {@code frame} (one frame for one connection there), and on the
- * channel of all nodes {@code all} (a broadcast, opaque here).
+ * and its answer {@code closed}, and {@code frame} (one frame for one connection there). A
+ * broadcast ({@code wl:chan-all}) is carried as it was given.
  */
 final class Wire {
 
@@ -66,10 +66,6 @@ final class Wire {
 
     static String closed(String id) {
         return JSON.writeValueAsString(JSON.createObjectNode().put("t", "closed").put("id", id));
-    }
-
-    static String all(String message) {
-        return JSON.writeValueAsString(JSON.createObjectNode().put("t", "all").put("m", message));
     }
 
     static String frame(String user, String session, String frame) {
