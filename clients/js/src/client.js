@@ -142,6 +142,13 @@ function lastMessageOf(m) {
   return out;
 }
 
+/** A presence as presenceOf() gives it (PROTOCOL.md §10): lastSeen a string or null; hidden only in one's own. */
+function presenceView(p) {
+  const view = { userId: p.userId, state: p.state, lastSeen: typeof p.lastSeen === 'string' ? p.lastSeen : null };
+  if (typeof p.hidden === 'boolean') view.hidden = p.hidden;
+  return view;
+}
+
 function messageOf(frame) {
   const { type, deliveryId, ...m } = frame;
   if (m.kind == null) m.kind = 'text';
@@ -178,6 +185,9 @@ export class WaterlineClient {
   #typingSent = new Map();
   #typists = new Map();
   #spoke = new Map();
+  /** userId -> { view, heard }: what was last learned of each user's presence; heard counts the frames */
+  #presence = new Map();
+  #presenceHeard = 0;
   #stats = { connects: 0, welcomes: 0, pings: 0, delivered: 0, duplicates: 0, acked: 0, ackFrames: 0, sent: 0, resent: 0, retried: 0, historyPages: 0 };
   #onOnline = () => this.#reconnectNow();
   #onPageHide = () => { for (const chat of this.#chats.values()) if (chat.dirty) this.#persistChat(chat, true); };
@@ -397,6 +407,7 @@ export class WaterlineClient {
       case 'error': return this.#onError(f);
       case 'read': return this.#onRead(f);
       case 'typing': return this.#onTyping(f);
+      case 'presence': return this.#onPresence(f);
       case 'chunk': return this.#onChunk(this.#subs.get(f.streamId), f);
       case 'stream': return this.#onStreamState(this.#subs.get(f.streamId), f);
       case 'pong': case 'appended': return undefined;
@@ -899,6 +910,71 @@ export class WaterlineClient {
     of.delete(userId);
     if (of.size === 0) this.#typists.delete(chatId);
     this.#events.emit('typing', { chatId, userId, typing: false });
+  }
+
+  // ---------------------------------------------------------------- presence (PROTOCOL.md §10)
+
+  /**
+   * What this client last learned of a user's presence, from a presence frame or getPresence():
+   * { userId, state, lastSeen } (lastSeen an ISO-8601 string, or null when online, hidden or not
+   * known; hidden too in one's own, from getPresence), or undefined when nothing was learned.
+   * Frames are not replayed after a reconnect: what changed while disconnected is learned from
+   * the next frame, or by asking again.
+   */
+  presenceOf(userId) {
+    const known = this.#presence.get(userId);
+    return known ? { ...known.view } : undefined;
+  }
+
+  /**
+   * Asks the server for a user's presence (GET /api/users/{userId}/presence): of a user who shares
+   * a chat with this one, or of this user (then with hidden); anyone else is refused with a
+   * WaterlineError not_found. The answer becomes what presenceOf() gives, and a presence event
+   * says so when it changed the state or lastSeen known, unless a presence frame of that user
+   * arrived while it was on its way (the frame is as new or newer, and stands). Resolves to what
+   * presenceOf(userId) gives then.
+   */
+  async getPresence(userId) {
+    const heard = this.#presenceHeard;
+    const answer = await this.rest('GET', `/api/users/${encodeURIComponent(userId)}/presence`);
+    const view = presenceView({ ...answer, userId });
+    const known = this.#presence.get(userId);
+    if (!known || known.heard <= heard) {
+      this.#presence.set(userId, { view, heard: known?.heard ?? 0 });
+      if (known?.view.state !== view.state || known?.view.lastSeen !== view.lastSeen) {
+        this.#events.emit('presence', { userId, state: view.state, lastSeen: view.lastSeen });
+      }
+    }
+    return this.presenceOf(userId);
+  }
+
+  /** This user's settings (GET /api/me/settings): { presence: 'visible' | 'hidden' }. */
+  getSettings() {
+    return this.rest('GET', '/api/me/settings');
+  }
+
+  /**
+   * Hides this user's presence (true) or shows it again (false): PUT /api/me/settings. Hidden, the
+   * user is offline without lastSeen to everyone else, and the co-members connected now are told
+   * so at once; shown again, they are told the user's state. Resolves to the settings,
+   * { presence: 'hidden' | 'visible' }.
+   */
+  async setPresenceHidden(hidden) {
+    if (typeof hidden !== 'boolean') throw new TypeError('setPresenceHidden: hidden is true or false');
+    const settings = await this.rest('PUT', '/api/me/settings', { presence: hidden ? 'hidden' : 'visible' });
+    const own = this.#presence.get(this.#userId);
+    if (own && typeof own.view.hidden === 'boolean') own.view.hidden = settings?.presence === 'hidden';
+    return settings;
+  }
+
+  #onPresence(f) {
+    if (typeof f.userId !== 'string' || typeof f.state !== 'string') return;
+    const view = presenceView(f);
+    // one's own hidden is not in a frame: what getPresence last said of it is kept
+    const own = this.#presence.get(f.userId)?.view.hidden;
+    if (typeof own === 'boolean') view.hidden = own;
+    this.#presence.set(f.userId, { view, heard: ++this.#presenceHeard });
+    this.#events.emit('presence', { userId: view.userId, state: view.state, lastSeen: view.lastSeen });
   }
 
   // ---------------------------------------------------------------- sends

@@ -1,4 +1,4 @@
-// Type declarations of Waterline's JavaScript client (docs/PROTOCOL.md, §3, §4, §6 and §9).
+// Type declarations of Waterline's JavaScript client (docs/PROTOCOL.md, §3, §4, §6, §9 and §10).
 
 /** Where the client keeps cursors, recent messages and unsent sends. JSON values only. */
 export interface Store {
@@ -279,6 +279,8 @@ export interface ClientEvents {
   read: { chatId: string; userId: string; seq: number };
   /** Another member started typing (typing: true), or stopped: 5 s without a typing frame, or a message from them. */
   typing: { chatId: string; userId: string; typing: boolean };
+  /** Every presence frame (a user who shares a chat with this one came online or went offline), and a getPresence() answer that changed what was known. */
+  presence: PresenceChange;
   stream: StreamState;
   chunk: Chunk;
   state: { state: ConnectionState; previous: ConnectionState; code?: number; reason?: string; delayMs?: number; url?: string; attempt?: number; sessionId?: string };
@@ -344,6 +346,14 @@ export class WaterlineClient {
   typing(chatId: string): boolean;
   /** Who is typing in the chat now. */
   typists(chatId: string): string[];
+  /** What was last learned of a user's presence (a presence frame or getPresence()); undefined when nothing was. */
+  presenceOf(userId: string): Presence | undefined;
+  /** Asks the server (a user who shares a chat with this one, or this user; else not_found); updates presenceOf(). */
+  getPresence(userId: string): Promise<Presence>;
+  /** This user's settings. */
+  getSettings(): Promise<Settings>;
+  /** Hides this user's presence (true: offline without lastSeen to everyone else) or shows it again (false). */
+  setPresenceHidden(hidden: boolean): Promise<Settings>;
   readSeq(chatId: string): Record<string, number>;
   chats(): ChatView[];
   /** The chat's held messages in their current state, ascending seq (entries of unknown kinds among them). */
@@ -390,4 +400,26 @@ export interface SearchResult {
 export interface SearchPage {
   results: SearchResult[];
   next: string | null;
+}
+
+/** A user's presence (PROTOCOL.md §10). */
+export type PresenceState = 'online' | 'offline';
+
+/** A presence frame as the presence event gives it. */
+export interface PresenceChange {
+  userId: string;
+  state: PresenceState;
+  /** ISO-8601 instant the user was last seen; null when online, when they hide their presence, or when not known. */
+  lastSeen: string | null;
+}
+
+/** What presenceOf() and getPresence() give. */
+export interface Presence extends PresenceChange {
+  /** Only in one's own presence (asked with getPresence): whether one hides it. */
+  hidden?: boolean;
+}
+
+/** This user's settings (GET and PUT /api/me/settings). */
+export interface Settings {
+  presence: 'visible' | 'hidden';
 }

@@ -1,6 +1,8 @@
 // The client's §9 operations against a real server (the packaged jar, see server.js): edits,
 // deletes, reactions and replies hold the same current state on the sender's side (its accepted
 // entries), on the other member's (live frames), and on a client that reads it all from history.
+// Then §10's chat list, search and presence (the server's presence debounce shortened to 2 s, so
+// that an offline is heard within the test).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { WaterlineClient, WaterlineError } from '../src/index.js';
@@ -12,11 +14,17 @@ const run = Date.now().toString(36);
 const user = (name) => `${name}-${run}`;
 const opened = [];
 
-async function started(name) {
+/** A client not started: its REST calls work, and nothing is connected until start(). */
+function made(name) {
   const c = new WaterlineClient({ urls: server.base, token: () => server.token(name) });
   c.errors = [];
   c.on('error', (e) => c.errors.push(e));
   opened.push(c);
+  return c;
+}
+
+async function started(name) {
+  const c = made(name);
   await c.start();
   if (c.state !== 'open') await next(c, 'state', (e) => e.state === 'open');
   return c;
@@ -28,7 +36,8 @@ function shown(c, chatId) {
     reactions: m.reactions, mine: m.myReactions, replyTo: m.replyTo ?? null, attachments: m.attachments ?? [] }));
 }
 
-before(async () => { server = await TestServer.start(); });
+const DEBOUNCE_MS = 2000;
+before(async () => { server = await TestServer.start({ args: [`--waterline.presence.debounce=${DEBOUNCE_MS}ms`] }); });
 after(async () => {
   await Promise.all(opened.map((c) => c.close()));
   await server?.dispose();
@@ -203,4 +212,74 @@ test('search finds the caller\'s messages newest first, pages with next, narrows
     (e) => e instanceof WaterlineError && e.code === 'not_found');
   await assert.rejects(alice.search('   '), (e) => e instanceof WaterlineError && e.code === 'invalid');
   await assert.rejects(alice.search('kestrel', { limit: 101 }), (e) => e instanceof WaterlineError && e.code === 'invalid');
+});
+
+// presence (PROTOCOL.md §10): pushed to connected co-members, asked of the server, and hidden
+test('presence: a co-member coming and going is pushed, offline a debounce after leaving with lastSeen; presenceOf follows frames and answers', async () => {
+  const aliceId = user('pr-alice');
+  const alice = made(aliceId);
+  const bob = await started(user('pr-bob'));
+  // alice makes the chat over REST alone: she is not connected yet
+  await alice.createChat([bob.userId], 'presence');
+  const heard = [];
+  bob.on('presence', (p) => { if (p.userId === aliceId) heard.push(p); });
+
+  // never connected: offline, with no last seen; an answer that changes what bob's client knew is an event
+  assert.equal(bob.presenceOf(aliceId), undefined);
+  const never = { userId: aliceId, state: 'offline', lastSeen: null };
+  assert.deepEqual(await bob.getPresence(aliceId), never);
+  assert.deepEqual(bob.presenceOf(aliceId), never);
+  assert.deepEqual(heard, [never]);
+  await bob.getPresence(aliceId);
+  assert.equal(heard.length, 1, 'the same answer again is no event');
+
+  await alice.start();
+  await until(bob, () => bob.presenceOf(aliceId)?.state === 'online', { what: 'bob hears alice online' });
+  assert.deepEqual(heard.at(-1), { userId: aliceId, state: 'online', lastSeen: null });
+
+  const leaving = Date.now();
+  await alice.close();
+  await until(bob, () => bob.presenceOf(aliceId)?.state === 'offline', { what: 'bob hears alice offline' });
+  const after = Date.now() - leaving;
+  const offline = heard.at(-1);
+  assert.equal(typeof offline.lastSeen, 'string');
+  const seen = Date.parse(offline.lastSeen);
+  assert.ok(seen >= leaving - 1000 && seen <= Date.now(), `lastSeen ${offline.lastSeen} is when alice left (${new Date(leaving).toISOString()})`);
+  assert.ok(after >= DEBOUNCE_MS - 500, `offline is announced a debounce after leaving, not ${after} ms after`);
+  assert.deepEqual(heard.map((p) => p.state), ['offline', 'online', 'offline']);
+  assert.deepEqual(bob.presenceOf(aliceId), offline);
+  // the server says the same, so asking changes nothing and says nothing
+  assert.deepEqual(await bob.getPresence(aliceId), offline);
+  assert.equal(heard.length, 3);
+});
+
+test('presence: a stranger is refused as not_found; hiding shows one offline without lastSeen at once, showing again online', async () => {
+  const carol = await started(user('pr-carol'));
+  const dave = await started(user('pr-dave'));
+  const eve = made(user('pr-eve'));
+  await carol.createChat([dave.userId], 'hidden');
+  await assert.rejects(eve.getPresence(carol.userId), (e) => e instanceof WaterlineError && e.code === 'not_found' && e.status === 404);
+  assert.equal(eve.presenceOf(carol.userId), undefined, 'a refusal teaches nothing');
+
+  assert.deepEqual(await carol.getSettings(), { presence: 'visible' });
+  assert.deepEqual(await carol.getPresence(carol.userId), { userId: carol.userId, state: 'online', lastSeen: null, hidden: false });
+  assert.equal((await dave.getPresence(carol.userId)).state, 'online');
+
+  const heard = [];
+  dave.on('presence', (p) => { if (p.userId === carol.userId) heard.push(p); });
+  assert.deepEqual(await carol.setPresenceHidden(true), { presence: 'hidden' });
+  await until(dave, () => heard.length === 1, { what: 'dave hears carol hide' });
+  assert.deepEqual(heard[0], { userId: carol.userId, state: 'offline', lastSeen: null });
+  assert.deepEqual(await dave.getPresence(carol.userId), { userId: carol.userId, state: 'offline', lastSeen: null });
+  assert.deepEqual(await carol.getSettings(), { presence: 'hidden' });
+  const own = await carol.getPresence(carol.userId);
+  assert.equal(own.hidden, true, 'one\'s own answer says one hides');
+  assert.equal(own.state, 'online', 'to oneself, what is announced of one');
+
+  assert.deepEqual(await carol.setPresenceHidden(false), { presence: 'visible' });
+  await until(dave, () => heard.length === 2, { what: 'dave hears carol shown again' });
+  assert.deepEqual(heard[1], { userId: carol.userId, state: 'online', lastSeen: null });
+  assert.equal(carol.presenceOf(carol.userId).hidden, false);
+  await assert.rejects(carol.setPresenceHidden('yes'), TypeError);
+  assert.deepEqual(await carol.getSettings(), { presence: 'visible' }, 'a refused argument changed nothing');
 });

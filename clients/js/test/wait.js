@@ -1,7 +1,7 @@
 // Waiting on a condition, not on time: check() is evaluated now and again after every event the
 // given clients emit (and, with pollMs, that often too, for state no event announces, as
 // Awaitility polls); the promise fails after timeoutMs with what the last check said.
-const EVENTS = ['message', 'accepted', 'failed', 'retry', 'state', 'synced', 'caughtUp', 'chunk', 'stream', 'read', 'chat', 'error'];
+const EVENTS = ['message', 'accepted', 'failed', 'retry', 'state', 'synced', 'caughtUp', 'chunk', 'stream', 'read', 'chat', 'presence', 'error'];
 
 export function until(clients, check, { timeoutMs = 60_000, what = 'the condition', pollMs = 0 } = {}) {
   return new Promise((resolve, reject) => {

@@ -1,6 +1,6 @@
 // Type-checked by tsc against the declarations the installed package exports (package.json
 // "exports" → "types"), as an application written in TypeScript would see them.
-import { WaterlineClient, WaterlineError, ChatLog, devToken, memoryStore, type Message, type Accepted, type MessageUpdate, type AttachmentDetail } from '@waterline/client';
+import { WaterlineClient, WaterlineError, ChatLog, devToken, memoryStore, type Message, type Accepted, type MessageUpdate, type AttachmentDetail, type Presence, type PresenceChange, type Settings } from '@waterline/client';
 
 export async function converse(base: string): Promise<Accepted> {
   const client = new WaterlineClient({ urls: base, token: () => devToken(base, 'alice'), store: memoryStore() });
@@ -45,4 +45,23 @@ export async function change(client: WaterlineClient, chatId: string, file: Blob
   // @ts-expect-error react's emoji is a string
   void client.react(chatId, first.messageId, 1);
   return log.get(first.messageId) ?? client.message(chatId, first.messageId);
+}
+
+/** §10's presence as an application types it: the event, what is known, a query, the setting. */
+export async function presence(client: WaterlineClient, userId: string): Promise<string> {
+  const off = client.on('presence', (p: PresenceChange) => {
+    const seen: string | null = p.lastSeen;
+    console.log(p.userId, p.state === 'online' ? 'online' : `last seen ${seen ?? 'never'}`);
+  });
+  const known: Presence | undefined = client.presenceOf(userId);
+  const asked: Presence = await client.getPresence(userId);
+  const mine: Presence = await client.getPresence(client.userId ?? userId);
+  const settings: Settings = await client.setPresenceHidden(!(mine.hidden ?? false));
+  const read: Settings = await client.getSettings();
+  off();
+  // @ts-expect-error hidden is a boolean, not the setting's word
+  void client.setPresenceHidden('hidden');
+  // @ts-expect-error a state is online or offline
+  const away: Presence['state'] = 'away';
+  return `${known?.state ?? 'unknown'} ${asked.state} ${settings.presence} ${read.presence} ${away}`;
 }
