@@ -2,7 +2,10 @@
 // zero-configuration mode, with its own data folder and a free loopback port, started in a
 // process group of its own so that kill() takes the JVM and its embedded PostgreSQL and Redis
 // at once, as a lost machine would; restart() starts it again on the same port and data.
+// cluster() starts two nodes of one deployment: the second names the first's embedded PostgreSQL
+// and Redis.
 import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, existsSync, openSync, closeSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -91,6 +94,32 @@ export class TestServer {
     server.workDir = dir;
     await server.#launch();
     return server;
+  }
+
+  /**
+   * Two nodes of one deployment (PROTOCOL.md §8), each a process of its own: the first in the
+   * zero-configuration mode, with its embedded PostgreSQL and Redis; the second names those two, so
+   * it starts neither and joins the first's cluster. Both run with waterline.cluster.enabled (the
+   * zero-configuration mode is otherwise a single node that takes no others into account), the same
+   * JWT secret (made here) and dev tokens, and args. Stop the second before the first, whose
+   * process holds the data servers.
+   */
+  static async cluster({ args = [] } = {}) {
+    const shared = ['--waterline.cluster.enabled=true', `--waterline.auth.jwt-secret=${randomBytes(48).toString('base64url')}`, ...args];
+    const first = await TestServer.start({ args: shared });
+    try {
+      // postmaster.pid's fourth line is PostgreSQL's port; the embedded Redis says its own in the log
+      const pgPort = Number(readFileSync(join(first.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3]);
+      const redisPort = Number(/Embedded Redis listening on 127\.0\.0\.1:(\d+)/.exec(first.log())?.[1]);
+      if (!(pgPort > 0) || !(redisPort > 0)) throw new Error(`the first node's PostgreSQL (${pgPort}) or Redis (${redisPort}) port is not known; see ${first.logFile}`);
+      const second = await TestServer.start({ args: [...shared, `--spring.datasource.url=jdbc:postgresql://127.0.0.1:${pgPort}/waterline`,
+        '--spring.datasource.username=postgres', '--spring.datasource.password=', '--spring.data.redis.host=127.0.0.1',
+        `--spring.data.redis.port=${redisPort}`, '--waterline.auth.dev-tokens=true', '--waterline.web.home-page=true'] });
+      return [first, second];
+    } catch (error) {
+      await first.dispose();
+      throw error;
+    }
   }
 
   async #launch() {

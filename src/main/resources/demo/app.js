@@ -3,18 +3,28 @@
 // reload); this page only keeps who is signed in and how far they have read each chat, and
 // renders what the client says.
 import { WaterlineClient, localStorageStore, devToken } from '/client/index.js';
-import { h, byId, coalesce, newId, shortTime } from './dom.js';
+import { h, byId, coalesce, newId, shortTime, dayTime } from './dom.js';
 import { Conversation, Streams, summary, sizeText } from './conversation.js';
 
 const USER_KEY = 'waterline-demo:user';
 const readKey = (user) => `waterline-demo:read:${user}`;
 const tokenKey = (user) => `waterline-demo:token:${user}`;
 const NARROW = window.matchMedia('(max-width: 44rem)');
+/** The people whose presence the chat list asks for at most (the other member of each two-person chat). */
+const PRESENCE_ASKED_MAX = 50;
+/** The open chat's other members whose presence is written out under its title at most. */
+const PRESENCE_SHOWN_MAX = 5;
 
 let session = null;
 
 /** The messages a chat list counts and previews: text and streams (edits, reactions and unknown kinds are not messages). */
 const isShown = (m) => m.kind === 'text' || m.kind === 'stream';
+
+/** A presence in words: online, last seen when, or offline (hidden, or never seen). */
+function presenceText(p) {
+  if (p.state === 'online') return 'online';
+  return p.lastSeen ? `last seen ${dayTime(p.lastSeen)}` : 'offline';
+}
 
 function validName(name) {
   if (name.length < 1 || name.length > 128) return 'A name is 1 to 128 characters.';
@@ -70,6 +80,9 @@ class Session {
   #detailsMissed = null;
   #renderChats = coalesce(() => this.#drawChats());
   #closed = false;
+  /** whose presence was asked of the server since the connection opened */
+  #presenceAsked = new Set();
+  #savingSetting = false;
 
   constructor(me) {
     this.me = me;
@@ -109,7 +122,14 @@ class Session {
       this.#showConnection(e);
       // details that could not be loaded while the server was out of reach are asked for again
       if (e.state === 'open' && this.#detailsMissed === this.conversation && this.conversation) this.#loadDetails(this.conversation);
+      if (e.state === 'open') {
+        // presence frames are not replayed: what changed while disconnected is asked for again
+        this.#presenceAsked.clear();
+        this.#renderChats();
+        this.#loadSettings();
+      }
     });
+    this.#on('presence', () => this.#renderChats());
     this.#on('chat', (e) => {
       this.#renderChats();
       // A chat met in a frame comes with no title or members: ask for them once.
@@ -165,6 +185,56 @@ class Session {
     for (const off of this.#offs) off();
     clearInterval(this.#countdown);
     await this.client.close();
+  }
+
+  // ------------------------------------------------------------ presence (PROTOCOL.md §10)
+
+  /**
+   * Asks the server for these people's presence, each once per connection (again: even if asked
+   * already), and only while connected; the answers come back as presence events, as frames do.
+   */
+  #askPresence(userIds, again = false) {
+    if (this.client.state !== 'open') return;
+    for (const userId of userIds) {
+      if (userId === this.me || (!again && this.#presenceAsked.has(userId))) continue;
+      this.#presenceAsked.add(userId);
+      this.client.getPresence(userId).catch((error) => console.warn('waterline: presence of', userId, error?.code ?? error));
+    }
+  }
+
+  /** A dot beside a person: filled when online, hollow when offline; none while unknown. */
+  #dot(userId) {
+    const p = this.client.presenceOf(userId);
+    if (!p) return null;
+    const text = presenceText(p);
+    return h('span', { class: 'presence-dot', 'data-testid': 'presence-dot', 'data-user-id': userId, 'data-state': p.state,
+      role: 'img', 'aria-label': text, title: text });
+  }
+
+  /** The "Hide my presence" box shows the server's setting. */
+  #loadSettings() {
+    this.client.getSettings().then((settings) => {
+      if (this.#closed || this.#savingSetting) return;
+      const box = byId('hide-presence');
+      box.checked = settings.presence === 'hidden';
+      box.disabled = false;
+    }, (error) => console.warn('waterline: settings', error?.code ?? error));
+  }
+
+  async setPresenceHidden(hidden) {
+    const box = byId('hide-presence');
+    box.disabled = true;
+    this.#savingSetting = true;
+    try {
+      const settings = await this.client.setPresenceHidden(hidden);
+      if (!this.#closed) box.checked = settings.presence === 'hidden';
+    } catch (error) {
+      box.checked = !hidden;
+      notice(`Could not change who sees you online: ${errorText(error)}`);
+    } finally {
+      this.#savingSetting = false;
+      if (!this.#closed) box.disabled = false;
+    }
   }
 
   async #details(chatId) {
@@ -232,8 +302,12 @@ class Session {
     });
     // newest activity first; a chat with no message yet (just made) above them all
     chats.sort((a, b) => (b.last?.sentAt ?? '\uffff').localeCompare(a.last?.sentAt ?? '\uffff') || a.chatId.localeCompare(b.chatId));
+    // the other member of a two-person chat has a dot beside the chat's name
+    const peerOf = (c) => (c.members.length === 2 && c.members.includes(this.me) ? c.members.find((m) => m !== this.me) : null);
+    this.#askPresence(chats.map(peerOf).filter(Boolean).slice(0, PRESENCE_ASKED_MAX));
     const items = chats.map((c) => {
       const name = this.#name(c);
+      const peer = peerOf(c);
       const preview = c.last ? `${c.last.senderId === this.me ? 'You' : c.last.senderId}: ${c.last.kind === 'stream' ? '(a stream)' : summary(c.last)}` : 'No messages yet';
       const unread = c.chatId !== openId && c.unread > 0
         ? h('span', { class: 'badge', 'data-testid': 'unread' }, String(c.unread), h('span', { class: 'sr-only' }, ' unread'))
@@ -241,7 +315,7 @@ class Session {
       return h('li', {},
         h('button', { type: 'button', class: 'chat-item', 'data-testid': 'chat-item', 'data-chat-id': c.chatId,
           'aria-current': c.chatId === openId ? 'true' : null, onclick: () => this.open(c.chatId) },
-        h('span', { class: 'chat-name' }, name, unread),
+        h('span', { class: 'chat-name' }, peer ? this.#dot(peer) : null, name, unread),
         h('span', { class: 'chat-preview' }, preview, c.last ? h('time', { datetime: c.last.sentAt }, ' · ', shortTime(c.last.sentAt)) : null)));
     });
     // a redraw must not take the keyboard focus away from the chat it was on
@@ -258,7 +332,17 @@ class Session {
     const chat = this.#chatDetails.get(chatId) ?? this.client.chats().find((c) => c.chatId === chatId);
     byId('chat-title').textContent = chat ? this.#name(chat) : 'Chat';
     const members = chat?.members ?? [];
-    byId('chat-members').textContent = members.length > 0 ? `Members: ${members.map((m) => (m === this.me ? `${m} (you)` : m)).join(', ')}` : '';
+    const others = members.filter((m) => m !== this.me);
+    this.#askPresence(others);
+    // each other member with a dot; the line below says who is online and when the others were last seen
+    const names = members.map((m) => h('span', { class: 'member', 'data-testid': 'member', 'data-user-id': m },
+      m === this.me ? `${m} (you)` : [this.#dot(m), m]));
+    byId('chat-members').replaceChildren(...(names.length > 0 ? ['Members: ', ...names.flatMap((n, i) => (i > 0 ? [', ', n] : [n]))] : []));
+    const known = others.map((m) => this.client.presenceOf(m)).filter(Boolean);
+    const shown = known.slice(0, PRESENCE_SHOWN_MAX).map((p) => h('span', { class: 'presence', 'data-testid': 'presence', 'data-user-id': p.userId,
+      'data-state': p.state }, `${p.userId}: `, p.state !== 'online' && p.lastSeen ? h('time', { datetime: p.lastSeen }, presenceText(p)) : presenceText(p)));
+    if (known.length > shown.length) shown.push(`and ${known.length - shown.length} more`);
+    byId('chat-presence').replaceChildren(...shown.flatMap((n, i) => (i > 0 ? [' · ', n] : [n])));
   }
 
   // ------------------------------------------------------------ search
@@ -322,6 +406,9 @@ class Session {
       this.drawFiles();
     }
     this.conversation = conversation;
+    // opening a chat asks afresh for its other members' presence: those known now here, the rest once its details are in (#drawHeader)
+    const chat = this.#chatDetails.get(chatId) ?? this.client.chats().find((c) => c.chatId === chatId);
+    this.#askPresence((chat?.members ?? []).filter((m) => m !== this.me), true);
     byId('messages').replaceWith(conversation.log);
     byId('no-chat').hidden = true;
     byId('chat-open').hidden = false;
@@ -477,6 +564,8 @@ function showSignedIn(me) {
 }
 
 function showSignedOut(name = '') {
+  byId('hide-presence').checked = false;
+  byId('hide-presence').disabled = true;
   byId('sign-in-view').hidden = false;
   byId('chat-view').hidden = true;
   byId('who').hidden = true;
@@ -550,6 +639,7 @@ function setUp() {
   });
 
   byId('sign-out').addEventListener('click', () => { signOut(); });
+  byId('hide-presence').addEventListener('change', (ev) => session?.setPresenceHidden(ev.target.checked));
   byId('take-back').addEventListener('click', () => session?.client.reconnect());
   byId('notice-close').addEventListener('click', () => notice(''));
   byId('toggle-chats').addEventListener('click', () => {

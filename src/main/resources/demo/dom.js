@@ -29,6 +29,14 @@ export function shortTime(iso) {
   return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 }
 
+/** A time of today as shortTime gives it; of another day with its date before it ("3 Dec, 14:05"). */
+export function dayTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  if (d.toDateString() === new Date().toDateString()) return shortTime(iso);
+  return `${d.toLocaleDateString([], { day: 'numeric', month: 'short' })}, ${shortTime(iso)}`;
+}
+
 /** A correlation id; crypto.randomUUID exists only in secure contexts, getRandomValues everywhere. */
 export function newId() {
   if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
