@@ -34,7 +34,7 @@ class ObservabilityIntegrationTests {
     private static final Pattern SERIES = Pattern.compile("\\b((?:waterline|jvm|hikaricp|process)_[a-z0-9_]+)\\b");
     /** Labels our own series may carry: none of them names a user, a chat or a hook. */
     private static final Set<String> ALLOWED_LABELS = Set.of("path", "reason", "reaper", "loop", "writer", "le", "quantile",
-            "how", "outcome", "kind", "direction", "at", "by");
+            "how", "outcome", "kind", "direction", "at", "by", "state");
 
     @LocalServerPort
     int port;
@@ -142,14 +142,16 @@ class ObservabilityIntegrationTests {
         }
         assertThat(values.keySet()).isNotEmpty().isSubsetOf(ALLOWED_LABELS);
         assertThat(values.get("path")).isSubsetOf("fast", "poller");
-        // a send's reject reasons, and why a typing frame was dropped (waterline_typing_dropped_total)
+        // a send's reject reasons, why a typing frame was dropped (waterline_typing_dropped_total), and a
+        // presence announcement or push (waterline_presence_dropped_total)
         Set<String> reasons = new TreeSet<>(List.of(WaterlineMetrics.REJECT_REASONS));
-        reasons.addAll(List.of("coalesced", "pressure", "rate", "queue", "backlog", "unavailable"));
+        reasons.addAll(List.of("coalesced", "pressure", "rate", "queue", "backlog", "unavailable", "inbox"));
         assertThat(values.get("reason")).isSubsetOf(reasons);
         assertThat(values.get("reaper")).isSubsetOf(WaterlineMetrics.REAPERS);
         assertThat(values.get("writer")).isSubsetOf("ingest", "receipts", "acks", "stream_append");
         assertThat(values.getOrDefault("how", Set.of())).isSubsetOf("complete", "aborted", "idle");
         assertThat(values.getOrDefault("direction", Set.of())).isSubsetOf("in", "out");
+        assertThat(values.getOrDefault("state", Set.of())).as("presence announced").isSubsetOf("online", "offline");
         assertThat(values.get("kind")).as("hook kinds, registered at start").containsExactlyInAnyOrder("http", "amqp", "mqtt", "nats", "kafka", "redis");
         assertThat(values.getOrDefault("outcome", Set.of())).allMatch(v -> v.matches("[a-z][a-z_]{1,31}"), "an outcome code");
         // loop names are the code's own: short snake_case words, none of them an id of the traffic above
