@@ -182,8 +182,12 @@ final class NettyWsLink implements WsLink {
             super.channelInactive(ctx);
         }
 
+        /** Anything the pipeline or a frame's handling throws closes the link (1006), and is said on stderr first. */
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (link != null && !link.closing) {
+                System.err.println("waterline-load: a WebSocket link closed on an error: " + cause);
+            }
             upgraded.completeExceptionally(cause);
             ctx.close();
         }
