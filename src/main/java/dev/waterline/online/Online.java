@@ -187,18 +187,19 @@ public class Online implements SmartLifecycle {
             batch.add(first);
             inbox.drainTo(batch, properties.batchSize() - 1);
         }
-        RuntimeException failure = null;
         try {
             if (!batch.isEmpty()) {
                 fanOut(batch);
             }
         }
         catch (RuntimeException e) {
-            failure = e;
+            // counted in fanOut; logged here, and the settles below still run at the loop's pace
+            loops.failed(LOOP, "a fan-out of presence announcements dropped", e);
         }
         finally {
             batch.clear();
         }
+        RuntimeException failure = null;
         try {
             if (!restarted) {
                 restarted = takeEveryoneOffline();
@@ -215,9 +216,6 @@ public class Online implements SmartLifecycle {
             }
         }
         catch (RuntimeException e) {
-            if (failure != null) {
-                e.addSuppressed(failure);
-            }
             failure = e;
         }
         if (failure != null) {
@@ -280,15 +278,19 @@ public class Online implements SmartLifecycle {
                 state.leave(leaving);
                 leaving.forEach(taken::remove);
             }
+            // settled first (Redis only), then their chats read for the fan-out: a PostgreSQL
+            // outage delays only who hears of others here, never this user's own announcement
             List<String> unknown = here.stream().filter(u -> !local.holds(u)).toList();
+            for (String user : here) {
+                settle(user, true, null, announce);
+                if (local.holds(user)) {
+                    taken.remove(user);
+                }
+            }
             if (!unknown.isEmpty()) {
                 Map<String, List<String>> chats = repository.chatsOf(unknown);
                 unknown.forEach(u -> local.put(u, chats.getOrDefault(u, List.of())));
-                localUsers = local.users();
-            }
-            for (String user : here) {
-                settle(user, true, null, announce);
-                taken.remove(user);
+                unknown.forEach(taken::remove);
             }
         }
         catch (RuntimeException e) {
@@ -349,15 +351,14 @@ public class Online implements SmartLifecycle {
      */
     private void audit() {
         OnlineState.Page page = state.announcedOnline(auditCursor, properties.batchSize());
-        auditCursor = page.next();
-        if (page.users().isEmpty()) {
-            return;
+        if (!page.users().isEmpty()) {
+            Set<String> online = whereAbouts(page.users());
+            List<String> nowhere = page.users().stream().filter(u -> !online.contains(u)).toList();
+            if (!nowhere.isEmpty()) {
+                audited.increment(state.leaveUnlessDue(nowhere));
+            }
         }
-        Set<String> online = whereAbouts(page.users());
-        List<String> nowhere = page.users().stream().filter(u -> !online.contains(u)).toList();
-        if (!nowhere.isEmpty()) {
-            audited.increment(state.leaveUnlessDue(nowhere));
-        }
+        auditCursor = page.next();   // only once the page is done: a failed one is looked at again
     }
 
     private void settle(String user, boolean online, String version, List<PresenceWire.Announced> announce) {
@@ -389,7 +390,7 @@ public class Online implements SmartLifecycle {
      * co-members held here. A message that cannot be read is dropped and counted alone.
      */
     void fanOut(List<String> messages) {
-        Map<String, PresenceWire.Announced> latest = new LinkedHashMap<>();
+        List<PresenceWire.Announced> all = new ArrayList<>();
         for (String m : messages) {
             PresenceWire.Message message;
             try {
@@ -403,26 +404,31 @@ public class Online implements SmartLifecycle {
             if (message.chat() != null) {
                 local.joined(message.chat(), message.joined());
             }
-            message.announced().forEach(a -> latest.put(a.user(), a));
+            all.addAll(message.announced());
         }
-        if (latest.isEmpty() || local.users() == 0) {
+        if (all.isEmpty() || local.users() == 0) {
             return;
         }
         Map<String, List<String>> chats;
         Set<String> hidden;
         try {
-            chats = repository.chatsOf(latest.keySet());
-            List<String> notSettings = latest.values().stream().filter(a -> !a.setting()).map(PresenceWire.Announced::user).toList();
+            List<String> notSettings = all.stream().filter(a -> !a.setting()).map(PresenceWire.Announced::user).distinct().toList();
             hidden = notSettings.isEmpty() ? Set.of() : repository.hiddenAmong(notSettings);
+            chats = repository.chatsOf(all.stream().map(PresenceWire.Announced::user).collect(java.util.stream.Collectors.toSet()));
         }
         catch (RuntimeException e) {
-            failed.increment(latest.size());
+            failed.increment(all.size());
             throw e;
         }
-        for (PresenceWire.Announced a : latest.values()) {
-            if (!a.setting() && hidden.contains(a.user())) {
-                continue;
+        // the latest per user, a hidden user's own changes dropped first: one of them must never
+        // replace the setting's announcement that came before it in the same batch
+        Map<String, PresenceWire.Announced> latest = new LinkedHashMap<>();
+        for (PresenceWire.Announced a : all) {
+            if (a.setting() || !hidden.contains(a.user())) {
+                latest.put(a.user(), a);
             }
+        }
+        for (PresenceWire.Announced a : latest.values()) {
             Set<String> to = new LinkedHashSet<>();
             for (String chat : chats.getOrDefault(a.user(), List.of())) {
                 to.addAll(local.in(chat));
